@@ -1,0 +1,29 @@
+/// A complete request: head and the whole body (bodies are capped at
+/// `HTTPLimits.maximumBodyBytes`, so buffering them is bounded).
+public struct HTTPRequest: Sendable {
+    public var method: HTTPMethod
+    /// The request target as sent, e.g. `/v1/conversations/a/messages?limit=5`.
+    public var target: String
+    public var version: HTTPVersion
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(method: HTTPMethod, target: String, version: HTTPVersion = .http1_1,
+                headers: HTTPHeaders = [:], body: [UInt8] = []) {
+        self.method = method
+        self.target = target
+        self.version = version
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The target before `?`, still percent-encoded.
+    public var path: Substring {
+        target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
+    }
+
+    /// The target after `?`, nil when there is no `?`.
+    public var query: Substring? {
+        target.firstIndex(of: "?").map { target[target.index(after: $0)...] }
+    }
+}

@@ -1,0 +1,123 @@
+import Dispatch
+
+/// The operations the server needs from a message store.
+///
+/// Reads are synchronous: they run on a pooled reader connection and take
+/// tens of microseconds, less than a thread hop would cost. Writes take a
+/// completion handler because they wait for a group commit: the caller's
+/// thread is never blocked while its batch becomes durable. Completion
+/// handlers run on the store's own queue and must not block.
+///
+/// A PostgreSQL store can implement this protocol without the server
+/// changing (see API.md, "Planned").
+public protocol HistoryStore: Sendable {
+    // MARK: - Conversations
+
+    /// Creates a conversation; a random id is generated when `id` is nil.
+    /// Fails with `.conversationExists` or `.invalid(field: "title", ...)`.
+    func createConversation(id: ConversationID?, title: String?,
+                            completion: @escaping @Sendable (Result<Conversation, StoreError>) -> Void)
+
+    /// O(1): the kept counters, never a count.
+    func conversation(_ id: ConversationID) throws(StoreError) -> Conversation
+
+    // MARK: - Messages
+
+    /// Appends through the group-commit writer; answered after the batch is
+    /// durable. A repeated `clientID` answers `.existing` and stores nothing;
+    /// the same `clientID` with another sender or body fails `.clientIDConflict`.
+    func append(_ message: NewMessage, to conversation: ConversationID,
+                completion: @escaping @Sendable (Result<AppendOutcome, StoreError>) -> Void)
+
+    /// Replaces the body and sets `editedAt`; a tombstone fails `.messageDeleted`.
+    func edit(messageID: Int64, in conversation: ConversationID, body: String,
+              completion: @escaping @Sendable (Result<Message, StoreError>) -> Void)
+
+    /// Tombstones the message: it keeps its id and place, its body is erased.
+    /// Deleting a tombstone again answers it unchanged.
+    func delete(messageID: Int64, in conversation: ConversationID,
+                completion: @escaping @Sendable (Result<Message, StoreError>) -> Void)
+
+    /// One message, tombstone or not.
+    func message(_ messageID: Int64, in conversation: ConversationID) throws(StoreError) -> Message
+
+    // MARK: - Reads
+
+    /// A keyset page: index reads only, whatever the depth.
+    func page(of conversation: ConversationID, _ query: PageQuery) throws(StoreError) -> Page
+
+    /// The compacted changes after `query.since` (the `events` endpoint).
+    func changes(in conversation: ConversationID, _ query: ChangeQuery) throws(StoreError) -> ChangeFeed
+
+    // MARK: - Wake-ups
+
+    /// Calls `handler` once: with `.changed` as soon as the conversation's
+    /// version exceeds `version` (at once if it already does), `.timedOut`
+    /// after `timeout`, `.cancelled` after `cancelWait`, `.closing` when the
+    /// store shuts down. No thread waits meanwhile.
+    func waitForChange(in conversation: ConversationID, after version: Int64, timeout: Duration,
+                       handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken
+
+    /// Ends a wait early (the client went away); its handler gets `.cancelled`
+    /// unless it already ran.
+    func cancelWait(_ token: WaitToken)
+
+    /// How many waits are parked now (a metric).
+    var parkedWaitCount: Int { get }
+
+    // MARK: - Lifecycle
+
+    /// Answers every parked wait with `.closing`, finishes queued writes,
+    /// then closes every connection. Later calls fail with `.closed`.
+    func close()
+}
+
+/// How a `waitForChange` ended.
+public enum WaitOutcome: Hashable, Sendable {
+    case changed
+    case timedOut
+    case cancelled
+    case closing
+}
+
+/// Names one parked wait, for `cancelWait`.
+public struct WaitToken: Hashable, Sendable {
+    public let rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+}
+
+// MARK: - async conveniences
+
+extension HistoryStore {
+    public func createConversation(id: ConversationID? = nil, title: String? = nil) async throws(StoreError) -> Conversation {
+        try await bridge { createConversation(id: id, title: title, completion: $0) }
+    }
+
+    public func append(_ message: NewMessage, to conversation: ConversationID) async throws(StoreError) -> AppendOutcome {
+        try await bridge { append(message, to: conversation, completion: $0) }
+    }
+
+    public func edit(messageID: Int64, in conversation: ConversationID, body: String) async throws(StoreError) -> Message {
+        try await bridge { edit(messageID: messageID, in: conversation, body: body, completion: $0) }
+    }
+
+    public func delete(messageID: Int64, in conversation: ConversationID) async throws(StoreError) -> Message {
+        try await bridge { delete(messageID: messageID, in: conversation, completion: $0) }
+    }
+
+    /// Waits without a handler; returns how the wait ended.
+    public func waitForChange(in conversation: ConversationID, after version: Int64, timeout: Duration) async -> WaitOutcome {
+        await withCheckedContinuation { continuation in
+            _ = waitForChange(in: conversation, after: version, timeout: timeout) { continuation.resume(returning: $0) }
+        }
+    }
+}
+
+private func bridge<T: Sendable>(
+    _ start: (@escaping @Sendable (Result<T, StoreError>) -> Void) -> Void
+) async throws(StoreError) -> T {
+    let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
+        start { continuation.resume(returning: $0) }
+    }
+    return try result.get()
+}

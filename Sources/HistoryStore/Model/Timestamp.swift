@@ -1,0 +1,134 @@
+import Foundation
+
+/// A point in time with millisecond precision, as the contract writes it:
+/// RFC 3339 UTC with milliseconds, `2026-11-21T10:00:00.123Z`.
+///
+/// Stored as milliseconds since the Unix epoch (an INTEGER column sorts and
+/// compares cheaply); formatted by hand because `ISO8601DateFormatter` costs
+/// microseconds per call and a page formats up to 400 of them.
+public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let millisecondsSinceEpoch: Int64
+
+    public init(millisecondsSinceEpoch: Int64) {
+        self.millisecondsSinceEpoch = millisecondsSinceEpoch
+    }
+
+    /// The current wall-clock time.
+    public static func now() -> Timestamp {
+        Timestamp(millisecondsSinceEpoch: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+    }
+
+    public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
+        lhs.millisecondsSinceEpoch < rhs.millisecondsSinceEpoch
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, always 24 ASCII bytes for years 0...9999.
+    public var rfc3339: String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        appendRFC3339(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    public var description: String { rfc3339 }
+
+    /// Appends the RFC 3339 form to a byte buffer without building a String.
+    public func appendRFC3339(to bytes: inout [UInt8]) {
+        let (days, msOfDay) = millisecondsSinceEpoch.floorDivided(by: 86_400_000)
+        let (year, month, day) = Self.civilDate(daysSinceEpoch: days)
+        let hour = msOfDay / 3_600_000
+        let minute = msOfDay / 60_000 % 60
+        let second = msOfDay / 1000 % 60
+        let millisecond = msOfDay % 1000
+        appendDigits(year, count: 4, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(month, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(day, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        appendDigits(hour, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(minute, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(second, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "."))
+        appendDigits(millisecond, count: 3, to: &bytes)
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fff]Z` (UTC only); nil for anything else.
+    public init?(rfc3339 text: String) {
+        let b = Array(text.utf8)
+        func number(_ range: Range<Int>) -> Int64? {
+            guard range.upperBound <= b.count else { return nil }
+            var value: Int64 = 0
+            for i in range {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b[i]) else { return nil }
+                value = value * 10 + Int64(b[i] - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard b.count >= 20, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
+              b[10] == UInt8(ascii: "T"), b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
+              b.last == UInt8(ascii: "Z"),
+              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60
+        else { return nil }
+        var millisecond: Int64 = 0
+        if b.count > 20 {
+            // ".f", ".ff", ".fff" or more digits; digits past milliseconds are dropped.
+            guard b[19] == UInt8(ascii: "."), b.count >= 22, let fraction = number(20..<(b.count - 1)) else { return nil }
+            let digits = b.count - 21
+            millisecond = digits >= 3
+                ? fraction / Int64(pow(10.0, Double(digits - 3)))
+                : fraction * Int64(pow(10.0, Double(3 - digits)))
+        } else if b.count != 20 {
+            return nil
+        }
+        let days = Self.daysSinceEpoch(year: year, month: month, day: day)
+        millisecondsSinceEpoch = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millisecond
+    }
+
+    // MARK: - Calendar arithmetic (Howard Hinnant's days_from_civil / civil_from_days)
+
+    static func civilDate(daysSinceEpoch: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = daysSinceEpoch + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    static func daysSinceEpoch(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+}
+
+private func appendDigits(_ value: Int64, count: Int, to bytes: inout [UInt8]) {
+    var divisor: Int64 = 1
+    for _ in 1..<count { divisor *= 10 }
+    var rest = value
+    while divisor > 0 {
+        bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+        rest %= divisor
+        divisor /= 10
+    }
+}
+
+extension Int64 {
+    /// Quotient and non-negative remainder, so times before 1970 format right.
+    fileprivate func floorDivided(by divisor: Int64) -> (quotient: Int64, remainder: Int64) {
+        let q = self / divisor, r = self % divisor
+        return r < 0 ? (q - 1, r + divisor) : (q, r)
+    }
+}

@@ -1,0 +1,26 @@
+/// Every way a store operation can fail, as values a caller can switch on.
+///
+/// The server maps each case to one HTTP status and error code, in one place
+/// (`APIError`); nothing here knows about HTTP. A failed operation never
+/// leaves anything stored.
+public enum StoreError: Error, Hashable, Sendable {
+    case conversationNotFound(ConversationID)
+    case messageNotFound(ConversationID, messageID: Int64)
+    case conversationExists(ConversationID)
+    /// The `client_id` was used before in this conversation with another sender or body.
+    case clientIDConflict(clientID: String)
+    /// Edits of a tombstone are refused (deleting it again is not an error).
+    case messageDeleted(messageID: Int64)
+    /// `reply_to` names no message of the same conversation.
+    case replyTargetNotFound(messageID: Int64)
+    /// `since` is greater than the conversation's current version.
+    case versionAhead(requested: Int64, current: Int64)
+    /// Input that breaks a rule of the contract; `field` is the contract's name.
+    case invalid(field: String, reason: String)
+    /// SQLite failed; `code` is its (extended) result code.
+    case storage(code: Int32, message: String)
+    /// The schema cannot be used: newer than this code, or a migration changed after it was applied.
+    case migration(reason: String)
+    /// The store was closed; nothing more is accepted.
+    case closed
+}
