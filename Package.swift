@@ -86,7 +86,11 @@ let package = Package(
         ),
 
         // MARK: - Tests
-        .testTarget(name: "HistoryStoreTests", dependencies: ["HistoryStore"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "HistoryStoreTests",
+            dependencies: ["HistoryStore", "HistoryStoreBench"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strictSettings),
         .testTarget(
             name: "HistoryAPITests",
