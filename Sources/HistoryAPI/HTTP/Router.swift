@@ -1,0 +1,137 @@
+import HTTPCore
+
+/// Maps (method, path pattern) to a handler, and answers what no route takes.
+///
+/// Patterns are literal segments and `{name}` parameters:
+/// `/v1/conversations/{cid}/messages/{id}`. Each segment of the request
+/// path is percent-decoded before it is compared or handed over, so
+/// `/v1/conversations/gen%65ral` is conversation `general`.
+///
+/// Decisions:
+/// - Paths match exactly: no trailing-slash tolerance and no empty segment
+///   (`/v1/conversations/` and `//healthz` are 404 `not_found`), so every
+///   resource has one spelling and caches and metrics see one name.
+/// - A path some route takes, with a method none of its routes take: 405
+///   `method_not_allowed` with `Allow`.
+/// - Every GET route answers HEAD too, and `Allow` lists HEAD beside GET.
+/// - A handler's thrown `APIError` becomes its error response here, so
+///   handlers only throw.
+///
+/// ```swift
+/// var router = Router()
+/// router.add(.get, "/healthz") { request in request.respond(.ok, json: JSONWriter.healthy) }
+/// ```
+public struct Router: Sendable {
+    public typealias Handler = @Sendable (APIRequest) throws(APIError) -> Void
+
+    /// The label of answers for paths no route takes (a bounded metric label).
+    public static let unmatchedRoute = "unmatched"
+
+    private struct Route: Sendable {
+        var pattern: [Segment]
+        var patternText: String
+        var methods: [(method: HTTPMethod, label: String, handler: Handler)]
+    }
+
+    private enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter
+    }
+
+    private var routes: [Route] = []
+
+    public init() {}
+
+    /// Registers `handler` for `method` on `pattern` (which starts with `/`).
+    public mutating func add(_ method: HTTPMethod, _ pattern: String, handler: @escaping Handler) {
+        let segments: [Segment] = pattern.split(separator: "/").map { part in
+            part.hasPrefix("{") && part.hasSuffix("}") ? .parameter : .literal(String(part))
+        }
+        let label = "\(method.rawValue) \(pattern)"
+        if let index = routes.firstIndex(where: { $0.pattern == segments }) {
+            routes[index].methods.append((method, label, handler))
+        } else {
+            routes.append(Route(pattern: segments, patternText: pattern, methods: [(method, label, handler)]))
+        }
+    }
+
+    /// Routes `request` and calls `respond` exactly once (possibly later).
+    public func handle(_ request: HTTPRequest, context: any RequestContext,
+                       respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        let path = Self.originFormPath(request.path)
+        guard let (route, parameters) = match(path) else {
+            respond(APIError.notFound(abbreviated(String(path), to: 200)).response(route: Self.unmatchedRoute))
+            return
+        }
+        var chosen = route.methods.first { $0.method == request.method }
+        var send = respond
+        if chosen == nil && request.method == .head, let get = route.methods.first(where: { $0.method == .get }) {
+            chosen = get
+            // A HEAD answer is the GET answer without its body (RFC 9110 §9.3.2).
+            send = { response in
+                var response = response
+                response.body = []
+                respond(response)
+            }
+        }
+        guard let chosen else {
+            let allowed = allowedMethods(of: route)
+            respond(APIError.methodNotAllowed(request.method, allow: allowed).response(route: route.patternText))
+            return
+        }
+        let apiRequest = APIRequest(http: request, context: context, route: chosen.label,
+                                    pathParameters: parameters, send: send)
+        do {
+            try chosen.handler(apiRequest)
+        } catch {
+            apiRequest.fail(error)
+        }
+    }
+
+    /// The methods a path takes, for `Allow`: HEAD beside GET.
+    private func allowedMethods(of route: Route) -> [HTTPMethod] {
+        var methods: [HTTPMethod] = []
+        for entry in route.methods where !methods.contains(entry.method) {
+            methods.append(entry.method)
+            if entry.method == .get && !route.methods.contains(where: { $0.method == .head }) {
+                methods.append(.head)
+            }
+        }
+        return methods
+    }
+
+    private func match(_ path: Substring) -> (Route, [String?])? {
+        guard path.first == "/" else { return nil }
+        let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        for route in routes where route.pattern.count == segments.count {
+            var parameters: [String?] = []
+            var matches = true
+            for (segment, pattern) in zip(segments, route.pattern) {
+                guard !segment.isEmpty else {
+                    matches = false
+                    break
+                }
+                let decoded = QueryParameters.percentDecoded(segment, plusIsSpace: false)
+                switch pattern {
+                case .literal(let literal):
+                    if decoded != literal { matches = false }
+                case .parameter:
+                    parameters.append(decoded)
+                }
+                if !matches { break }
+            }
+            if matches { return (route, parameters) }
+        }
+        return nil
+    }
+
+    /// `http://host:port/path` (absolute-form, RFC 9112 §3.2.2) becomes `/path`.
+    static func originFormPath(_ path: Substring) -> Substring {
+        guard path.first != "/" else { return path }
+        for scheme in ["http://", "https://"] where path.count > scheme.count && path.lowercased().hasPrefix(scheme) {
+            let afterScheme = path.dropFirst(scheme.count)
+            return afterScheme.firstIndex(of: "/").map { afterScheme[$0...] } ?? "/"
+        }
+        return path
+    }
+}
