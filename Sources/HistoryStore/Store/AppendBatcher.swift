@@ -1,0 +1,83 @@
+import Dispatch
+import Synchronization
+
+/// Group commit: writes queue up here while the writer is busy, and the
+/// writer takes everything pending (up to `maximumBatchSize`) into one
+/// transaction, so one fsync makes a whole batch durable.
+///
+/// No timer and no waiting for company: the writer starts as soon as a
+/// request arrives when idle, and batches form by themselves while it is
+/// committing (the more concurrent writers, the bigger the batches). Callers
+/// are answered only after COMMIT returned, then waiters are woken with each
+/// touched conversation's new version, then `onBatchCommitted` is told.
+final class AppendBatcher: Sendable {
+    private struct State {
+        var pending: [WriteRequest] = []
+        /// True while a drain is scheduled or running on the writer queue.
+        var isDraining = false
+        var isClosed = false
+    }
+
+    private let state = Mutex(State())
+    private let writer: Writer
+    private let waiters: VersionWaiters
+    private let maximumBatchSize: Int
+    private let onBatchCommitted: (@Sendable (_ size: Int) -> Void)?
+
+    init(writer: Writer, waiters: VersionWaiters, maximumBatchSize: Int,
+         onBatchCommitted: (@Sendable (_ size: Int) -> Void)?) {
+        self.writer = writer
+        self.waiters = waiters
+        self.maximumBatchSize = max(1, maximumBatchSize)
+        self.onBatchCommitted = onBatchCommitted
+    }
+
+    /// Queues `request`; after `close()` it is answered `.closed` at once.
+    func submit(_ request: WriteRequest) {
+        enum Action { case reject, startDrain, none }
+        let action: Action = state.withLock { state in
+            guard !state.isClosed else { return .reject }
+            state.pending.append(request)
+            guard !state.isDraining else { return .none }
+            state.isDraining = true
+            return .startDrain
+        }
+        switch action {
+        case .reject: request.fail(.closed)
+        case .startDrain: writer.queue.async { self.drain() }
+        case .none: break
+        }
+    }
+
+    /// Refuses new writes, then returns once every queued one was written
+    /// and answered.
+    func close() {
+        state.withLock { $0.isClosed = true }
+        writer.queue.sync { drain() }
+    }
+
+    /// Runs on the writer queue until nothing is pending.
+    private func drain() {
+        while true {
+            let batch: [WriteRequest] = state.withLock { state in
+                guard !state.pending.isEmpty else {
+                    state.isDraining = false
+                    return []
+                }
+                if state.pending.count <= maximumBatchSize {
+                    defer { state.pending.removeAll(keepingCapacity: true) }
+                    return state.pending
+                }
+                defer { state.pending.removeFirst(maximumBatchSize) }
+                return Array(state.pending.prefix(maximumBatchSize))
+            }
+            guard !batch.isEmpty else { return }
+            let outcome = writer.perform(batch)
+            for answer in outcome.answers { answer() }
+            for (conversation, version) in outcome.versions {
+                waiters.publish(conversation: conversation, version: version)
+            }
+            if outcome.committed { onBatchCommitted?(batch.count) }
+        }
+    }
+}

@@ -1,0 +1,247 @@
+import CSQLite
+import Foundation
+import Synchronization
+
+/// The `HistoryStore` on one SQLite file: a group-committing writer, a pool
+/// of readers over WAL, and parked waits woken by commits.
+///
+/// Opening creates the folder and the file when missing, switches to WAL,
+/// sets durability, applies the missing migrations (refusing a newer or
+/// tampered schema) and opens the readers.
+///
+/// ```swift
+/// let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: "data/history.sqlite"))
+/// let general = try await store.createConversation(id: ConversationID("general"))
+/// let outcome = try await store.append(NewMessage(sender: "ana", body: "hi"), to: general.id)
+/// let page = try store.page(of: general.id, PageQuery())
+/// store.close()
+/// ```
+///
+/// Related SQLite documentation: <https://www.sqlite.org/wal.html>
+public final class SQLiteHistoryStore: HistoryStore {
+    public let configuration: StoreConfiguration
+    private let writer: Writer
+    private let readers: ReaderPool
+    private let batcher: AppendBatcher
+    private let waiters: VersionWaiters
+    private let directory = ConversationDirectory()
+    private let isClosed = Atomic<Bool>(false)
+
+    /// Opens (creating when missing) the store at `configuration.path` with
+    /// the migrations embedded from `migrations/`.
+    /// - Throws: `.migration` for a newer or tampered schema, `.storage` when
+    ///   SQLite cannot open or configure the file, `.invalid` for a bad setting.
+    public convenience init(configuration: StoreConfiguration) throws(StoreError) {
+        try self.init(configuration: configuration, migrations: Migration.bundled())
+    }
+
+    /// Opens with an explicit migration list (tests of the migrator).
+    init(configuration: StoreConfiguration, migrations: [Migration]) throws(StoreError) {
+        guard configuration.readerCount >= 1 else {
+            throw .invalid(field: "readerCount", reason: "must be at least 1")
+        }
+        guard configuration.maximumBatchSize >= 1 else {
+            throw .invalid(field: "maximumBatchSize", reason: "must be at least 1")
+        }
+        let migrator = try Migrator(migrations: migrations)
+        try Self.createFolder(for: configuration.path)
+
+        let connection = try sqlite { () throws(SQLiteError) in try Connection(path: configuration.path) }
+        try sqlite { () throws(SQLiteError) in
+            try connection.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds)
+            // Page size can only change before the first table exists, and
+            // not at all in WAL mode: set it for a new file, before WAL.
+            if try connection.scalarInt64(sql: "PRAGMA page_count") == 0 {
+                try connection.execute(sql: "PRAGMA page_size = 8192")
+            }
+            let mode = try connection.scalarText(sql: "PRAGMA journal_mode = WAL")
+            guard mode?.lowercased() == "wal" else {
+                throw SQLiteError(code: SQLITE_ERROR, message: "cannot use WAL (journal_mode stays \(mode ?? "unknown"))")
+            }
+            // In WAL mode FULL syncs the WAL at every commit: an answered
+            // write survives power loss. NORMAL syncs only at checkpoints.
+            let synchronous = configuration.durability == .full ? "FULL" : "NORMAL"
+            try connection.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            try connection.execute(sql: "PRAGMA foreign_keys = ON")
+        }
+        try migrator.migrate(connection)
+        let writer = try Writer(connection: connection)
+
+        var readerConnections: [Connection] = []
+        for _ in 0..<configuration.readerCount {
+            readerConnections.append(try Self.openReader(configuration))
+        }
+        self.configuration = configuration
+        self.writer = writer
+        self.readers = ReaderPool(connections: readerConnections)
+        self.waiters = VersionWaiters()
+        self.batcher = AppendBatcher(writer: writer, waiters: waiters,
+                                     maximumBatchSize: configuration.maximumBatchSize,
+                                     onBatchCommitted: configuration.onBatchCommitted)
+    }
+
+    private static func createFolder(for path: String) throws(StoreError) {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw .storage(code: SQLITE_CANTOPEN, message: "cannot create the folder \(folder.path): \(error)")
+        }
+    }
+
+    private static func openReader(_ configuration: StoreConfiguration) throws(StoreError) -> Connection {
+        try sqlite { () throws(SQLiteError) in
+            let reader = try Connection(path: configuration.path)
+            try reader.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds)
+            // Readers never write: refuse it, so a bug cannot bypass the writer.
+            try reader.execute(sql: "PRAGMA query_only = 1")
+            return reader
+        }
+    }
+
+    // MARK: - Conversations
+
+    public func createConversation(id: ConversationID?, title: String?,
+                                   completion: @escaping @Sendable (Result<Conversation, StoreError>) -> Void) {
+        do {
+            try MessageRules.validateTitle(title)
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        batcher.submit(.createConversation(id: id, title: title, completion: completion))
+    }
+
+    public func conversation(_ id: ConversationID) throws(StoreError) -> Conversation {
+        try read { reads throws(StoreError) in try reads.conversation(id).conversation }
+    }
+
+    // MARK: - Messages
+
+    public func append(_ message: NewMessage, to conversation: ConversationID,
+                       completion: @escaping @Sendable (Result<AppendOutcome, StoreError>) -> Void) {
+        do {
+            try MessageRules.validate(message)
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        batcher.submit(.append(message, conversation: conversation, completion: completion))
+    }
+
+    public func edit(messageID: Int64, in conversation: ConversationID, body: String,
+                     completion: @escaping @Sendable (Result<Message, StoreError>) -> Void) {
+        do {
+            try MessageRules.validateBody(body)
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        guard messageID >= 1 else {
+            completion(.failure(.messageNotFound(conversation, messageID: messageID)))
+            return
+        }
+        batcher.submit(.edit(messageID: messageID, conversation: conversation, body: body, completion: completion))
+    }
+
+    public func delete(messageID: Int64, in conversation: ConversationID,
+                       completion: @escaping @Sendable (Result<Message, StoreError>) -> Void) {
+        guard messageID >= 1 else {
+            completion(.failure(.messageNotFound(conversation, messageID: messageID)))
+            return
+        }
+        batcher.submit(.delete(messageID: messageID, conversation: conversation, completion: completion))
+    }
+
+    public func message(_ messageID: Int64, in conversation: ConversationID) throws(StoreError) -> Message {
+        try read { reads throws(StoreError) in try reads.message(messageID, in: conversation) }
+    }
+
+    // MARK: - Reads
+
+    public func page(of conversation: ConversationID, _ query: PageQuery) throws(StoreError) -> Page {
+        try query.validate()
+        return try read { reads throws(StoreError) in try reads.page(of: conversation, query) }
+    }
+
+    public func changes(in conversation: ConversationID, _ query: ChangeQuery) throws(StoreError) -> ChangeFeed {
+        try query.validate()
+        return try read { reads throws(StoreError) in try reads.changes(in: conversation, query) }
+    }
+
+    /// One read transaction on a pooled reader: a single snapshot.
+    private func read<T>(_ body: (StoreReads) throws(StoreError) -> T) throws(StoreError) -> T {
+        guard !isClosed.load(ordering: .acquiring) else { throw .closed }
+        return try readers.read { connection throws(StoreError) -> T in
+            try connection.transaction(.deferred, mapError: StoreError.init) { () throws(StoreError) -> T in
+                try body(StoreReads(connection: connection, directory: directory))
+            }
+        }
+    }
+
+    // MARK: - Wake-ups
+
+    public func waitForChange(in conversation: ConversationID, after version: Int64, timeout: Duration,
+                              handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
+        waiters.wait(conversation: conversation, after: version, timeout: timeout,
+                     currentVersion: { try? self.conversation(conversation).version },
+                     handler: handler)
+    }
+
+    public func cancelWait(_ token: WaitToken) {
+        waiters.cancel(token)
+    }
+
+    public var parkedWaitCount: Int {
+        waiters.parkedCount
+    }
+
+    // MARK: - Beyond the protocol
+
+    /// Appends many messages in one transaction, bypassing group commit: for
+    /// benchmarks and seeding (`history-load seed --direct`). Counters,
+    /// versions and ids stay exactly as if they had been appended one by one.
+    /// - Returns: the ids given (consecutive), or nil for an empty list.
+    /// - Throws: `.invalid` (nothing stored), `.conversationNotFound`,
+    ///   `.clientIDConflict` for a `client_id` used before or twice,
+    ///   `.replyTargetNotFound`, `.storage`, `.closed`.
+    @discardableResult
+    public func bulkAppend(_ messages: [NewMessage], to conversation: ConversationID) throws(StoreError) -> ClosedRange<Int64>? {
+        for message in messages { try MessageRules.validate(message) }
+        guard !isClosed.load(ordering: .acquiring) else { throw .closed }
+        let result = Result { () throws(StoreError) in
+            try writer.queue.sync { () -> Result<(ids: ClosedRange<Int64>, version: Int64)?, StoreError> in
+                Result { () throws(StoreError) in try writer.bulkAppend(messages, to: conversation) }
+            }.get()
+        }
+        guard let loaded = try result.get() else { return nil }
+        waiters.publish(conversation: conversation, version: loaded.version)
+        return loaded.ids
+    }
+
+    /// `PRAGMA integrity_check`: `["ok"]` for a sound file, else SQLite's findings.
+    public func checkIntegrity() throws(StoreError) -> [String] {
+        guard !isClosed.load(ordering: .acquiring) else { throw .closed }
+        return try readers.read { connection throws(StoreError) -> [String] in
+            try sqlite { () throws(SQLiteError) in
+                try connection.makeStatement(sql: "PRAGMA integrity_check").rows { $0.string(0) }
+            }
+        }
+    }
+
+    // MARK: - Lifecycle
+
+    /// Refuses new work, writes and answers what is queued, answers parked
+    /// waits `.closing`, then closes every connection. Idempotent.
+    public func close() {
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        batcher.close()
+        waiters.close()
+        readers.close()
+        writer.close()
+    }
+
+    deinit {
+        close()
+    }
+}

@@ -1,0 +1,209 @@
+/// Every read of the store, on one reader connection inside one read
+/// transaction, so the conversation row (version, oldest_id, newest_id) and
+/// the messages come from the same snapshot and the page flags are exact.
+///
+/// Keyset reads only: each page is a seek on the `(conversation_seq, id)`
+/// primary key of the WITHOUT ROWID `messages` table plus a scan of at most
+/// `limit` rows, whatever the depth; never OFFSET.
+struct StoreReads {
+    let connection: Connection
+    let directory: ConversationDirectory
+
+    // MARK: - Conversations and messages
+
+    /// The conversation row and its internal key, or `.conversationNotFound`.
+    func conversation(_ id: ConversationID) throws(StoreError) -> (seq: Int64, conversation: Conversation) {
+        let found = try sqlite { () throws(SQLiteError) in
+            if let seq = directory.seq(of: id) {
+                return try connection.cachedStatement(sql: """
+                    SELECT \(StoredRows.conversationColumns) FROM conversations WHERE seq = ?
+                    """).firstRow(seq, map: StoredRows.conversation) ?? nil
+            }
+            return try connection.cachedStatement(sql: """
+                SELECT \(StoredRows.conversationColumns) FROM conversations WHERE id = ?
+                """).firstRow(id.rawValue, map: StoredRows.conversation) ?? nil
+        }
+        guard let found else { throw .conversationNotFound(id) }
+        directory.remember(id, seq: found.seq)
+        return found
+    }
+
+    func message(_ messageID: Int64, in id: ConversationID) throws(StoreError) -> Message {
+        guard messageID >= 1 else { throw .messageNotFound(id, messageID: messageID) }
+        let seq = try conversation(id).seq
+        guard let message = try one(seq: seq, id: messageID, conversation: id) else {
+            throw .messageNotFound(id, messageID: messageID)
+        }
+        return message
+    }
+
+    // MARK: - Pages
+
+    /// A page as API.md "Pages" defines it; `query` was validated.
+    func page(of id: ConversationID, _ query: PageQuery) throws(StoreError) -> Page {
+        let (seq, conversation) = try self.conversation(id)
+        let limit = query.limit
+        switch query.cursor {
+        case .newest:
+            let messages = try newest(seq: seq, limit: limit, conversation: id)
+            return page(messages, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+
+        case .before(let before):
+            let messages = try below(seq: seq, id: before, limit: limit, conversation: id).reversed() as [Message]
+            return page(messages, in: conversation, emptyHasOlder: false,
+                        emptyHasNewer: conversation.newestID.map { $0 >= before } ?? false)
+
+        case .after(let after):
+            if let window = query.window {
+                if try countAbove(seq: seq, id: after, atMost: window + 1) > window {
+                    let messages = try newest(seq: seq, limit: limit, conversation: id)
+                    var result = page(messages, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+                    result.reset = true
+                    return result
+                }
+            }
+            let messages = try above(seq: seq, id: after, limit: limit, conversation: id)
+            var result = page(messages, in: conversation,
+                              emptyHasOlder: conversation.oldestID.map { $0 <= after } ?? false,
+                              emptyHasNewer: false)
+            if query.window != nil { result.reset = false }
+            return result
+
+        case .between(let after, let before):
+            // Within (after, before): nothing is older than the first message
+            // above `after`; one extra row says whether more lie below `before`.
+            guard after < before else {
+                return Page(messages: [], hasOlder: false, hasNewer: false, version: conversation.version)
+            }
+            var messages = try between(seq: seq, after: after, before: before, limit: limit + 1, conversation: id)
+            let hasNewer = messages.count > limit
+            if hasNewer { messages.removeLast() }
+            return Page(messages: messages, hasOlder: false, hasNewer: hasNewer, version: conversation.version)
+
+        case .around(let anchorID):
+            return try around(anchorID, seq: seq, limit: limit, conversation: conversation)
+        }
+    }
+
+    /// `floor(limit/2)` older messages, the anchor when it exists, newer ones
+    /// up to `limit`; when one side runs out, the other side fills the page.
+    private func around(_ anchorID: Int64, seq: Int64, limit: Int, conversation: Conversation) throws(StoreError) -> Page {
+        let id = conversation.id
+        let older = try below(seq: seq, id: anchorID, limit: limit, conversation: id)
+        let anchor = try one(seq: seq, id: anchorID, conversation: id)
+        let newer = try above(seq: seq, id: anchorID, limit: limit, conversation: id)
+        let anchorCount = anchor == nil ? 0 : 1
+        var olderTake = min(older.count, limit / 2)
+        let newerTake = min(newer.count, limit - anchorCount - olderTake)
+        olderTake = min(older.count, limit - anchorCount - newerTake)
+        var messages: [Message] = []
+        messages.reserveCapacity(olderTake + anchorCount + newerTake)
+        messages.append(contentsOf: older.prefix(olderTake).reversed())
+        if let anchor { messages.append(anchor) }
+        messages.append(contentsOf: newer.prefix(newerTake))
+        var result = page(messages, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+        result.anchor = Page.Anchor(id: anchorID, found: anchor != nil, index: anchor == nil ? nil : olderTake)
+        return result
+    }
+
+    /// Flags from the kept oldest/newest ids: exact and O(1).
+    private func page(_ messages: [Message], in conversation: Conversation,
+                      emptyHasOlder: Bool, emptyHasNewer: Bool) -> Page {
+        guard let first = messages.first, let last = messages.last else {
+            return Page(messages: [], hasOlder: emptyHasOlder, hasNewer: emptyHasNewer, version: conversation.version)
+        }
+        return Page(messages: messages,
+                    hasOlder: conversation.oldestID.map { $0 < first.id } ?? false,
+                    hasNewer: conversation.newestID.map { $0 > last.id } ?? false,
+                    version: conversation.version)
+    }
+
+    // MARK: - Changes
+
+    /// The compacted change feed, as API.md "Events" defines it; `query` was validated.
+    func changes(in id: ConversationID, _ query: ChangeQuery) throws(StoreError) -> ChangeFeed {
+        let (seq, conversation) = try self.conversation(id)
+        guard query.since <= conversation.version else {
+            throw .versionAhead(requested: query.since, current: conversation.version)
+        }
+        // `+id` keeps the planner on messages_by_version: the id bounds only
+        // filter that ordered range scan, they must not pick the primary key
+        // (which would need a sort by version).
+        let since = query.since
+        var events = try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: """
+                SELECT \(StoredRows.messageColumns), created_version FROM messages
+                WHERE conversation_seq = ? AND version > ? AND +id >= ? AND +id <= ?
+                ORDER BY version LIMIT ?
+                """).rows(seq, since, query.minID ?? 1, query.maxID ?? Int64.max, query.limit + 1) { row in
+                let message = StoredRows.message(row, in: id)
+                let kind: ChangeEvent.Kind = row.int64(9) > since ? .created : message.deleted ? .deleted : .edited
+                return ChangeEvent(kind: kind, message: message)
+            }
+        }
+        let hasMore = events.count > query.limit
+        if hasMore { events.removeLast() }
+        let version = hasMore ? events[events.count - 1].version : conversation.version
+        return ChangeFeed(events: events, hasMore: hasMore, version: version)
+    }
+
+    // MARK: - Keyset reads
+
+    private func newest(seq: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> [Message] {
+        let descending = try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: """
+                SELECT \(StoredRows.messageColumns) FROM messages
+                WHERE conversation_seq = ? ORDER BY id DESC LIMIT ?
+                """).rows(seq, limit) { StoredRows.message($0, in: conversation) }
+        }
+        return descending.reversed()
+    }
+
+    /// Up to `limit` messages below `id`, closest first (descending).
+    private func below(seq: Int64, id: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> [Message] {
+        try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: """
+                SELECT \(StoredRows.messageColumns) FROM messages
+                WHERE conversation_seq = ? AND id < ? ORDER BY id DESC LIMIT ?
+                """).rows(seq, id, limit) { StoredRows.message($0, in: conversation) }
+        }
+    }
+
+    /// Up to `limit` messages above `id`, ascending.
+    private func above(seq: Int64, id: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> [Message] {
+        try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: """
+                SELECT \(StoredRows.messageColumns) FROM messages
+                WHERE conversation_seq = ? AND id > ? ORDER BY id ASC LIMIT ?
+                """).rows(seq, id, limit) { StoredRows.message($0, in: conversation) }
+        }
+    }
+
+    private func between(seq: Int64, after: Int64, before: Int64, limit: Int,
+                         conversation: ConversationID) throws(StoreError) -> [Message] {
+        try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: """
+                SELECT \(StoredRows.messageColumns) FROM messages
+                WHERE conversation_seq = ? AND id > ? AND id < ? ORDER BY id ASC LIMIT ?
+                """).rows(seq, after, before, limit) { StoredRows.message($0, in: conversation) }
+        }
+    }
+
+    private func one(seq: Int64, id: Int64, conversation: ConversationID) throws(StoreError) -> Message? {
+        try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: """
+                SELECT \(StoredRows.messageColumns) FROM messages WHERE conversation_seq = ? AND id = ?
+                """).firstRow(seq, id) { StoredRows.message($0, in: conversation) }
+        }
+    }
+
+    /// How many messages lie above `id`, counting no further than `atMost`
+    /// (the window check must stay bounded however long the conversation).
+    private func countAbove(seq: Int64, id: Int64, atMost: Int) throws(StoreError) -> Int {
+        try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: """
+                SELECT count(*) FROM (SELECT 1 FROM messages WHERE conversation_seq = ? AND id > ? LIMIT ?)
+                """).firstRow(seq, id, atMost) { Int($0.int64(0)) } ?? 0
+        }
+    }
+}

@@ -1,0 +1,54 @@
+/// The column lists the store selects, and how a row becomes a value: kept
+/// in one place so every query decodes the same columns the same way.
+enum StoredRows {
+    /// Columns 0...8 of a message row; its conversation is known to the caller.
+    static let messageColumns =
+        "id, sender, body, created_at, edited_at, deleted, reply_to, client_id, version"
+
+    static func message(_ row: Row, in conversation: ConversationID) -> Message {
+        Message(
+            id: row.int64(0),
+            conversationID: conversation,
+            sender: row.string(1),
+            body: row.string(2),
+            createdAt: Timestamp(millisecondsSinceEpoch: row.int64(3)),
+            editedAt: row.optionalInt64(4).map(Timestamp.init(millisecondsSinceEpoch:)),
+            deleted: row.bool(5),
+            replyTo: row.optionalInt64(6),
+            clientID: row.optionalString(7),
+            version: row.int64(8)
+        )
+    }
+
+    /// Columns 0...7 of a conversation row, `seq` first.
+    static let conversationColumns =
+        "seq, id, title, created_at, message_count, oldest_id, newest_id, version"
+
+    /// A conversation row with its internal key; nil if the stored id is not
+    /// a valid one (it always is: only validated ids are inserted).
+    static func conversation(_ row: Row) -> (seq: Int64, conversation: Conversation)? {
+        guard let id = ConversationID(row.string(1)) else { return nil }
+        let conversation = Conversation(
+            id: id,
+            title: row.optionalString(2),
+            createdAt: Timestamp(millisecondsSinceEpoch: row.int64(3)),
+            messageCount: row.int64(4),
+            oldestID: row.optionalInt64(5),
+            newestID: row.optionalInt64(6),
+            version: row.int64(7)
+        )
+        return (row.int64(0), conversation)
+    }
+
+    /// The fingerprint kept beside a `client_id`: FNV-1a 64 of
+    /// `sender + "\0" + body`, stored as the signed bit pattern (SQLite
+    /// INTEGER). A retry is recognised by it even after the message was
+    /// edited or tombstoned, since the fingerprint is of what was first posted.
+    static func clientFingerprint(sender: String, body: String) -> Int64 {
+        var hasher = FNV1a64()
+        hasher.combine(sender.utf8)
+        hasher.combine(CollectionOfOne(UInt8(0)))
+        hasher.combine(body.utf8)
+        return Int64(bitPattern: hasher.value)
+    }
+}

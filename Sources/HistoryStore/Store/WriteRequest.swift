@@ -1,0 +1,25 @@
+/// One write waiting for the writer: what to do and whom to answer.
+///
+/// Every write (not only appends) goes through the same queue, so the
+/// single writer sees them in one order and ids and versions follow commit
+/// order. Inputs were validated before the request was made.
+enum WriteRequest: Sendable {
+    case createConversation(id: ConversationID?, title: String?,
+                            completion: @Sendable (Result<Conversation, StoreError>) -> Void)
+    case append(NewMessage, conversation: ConversationID,
+                completion: @Sendable (Result<AppendOutcome, StoreError>) -> Void)
+    case edit(messageID: Int64, conversation: ConversationID, body: String,
+              completion: @Sendable (Result<Message, StoreError>) -> Void)
+    case delete(messageID: Int64, conversation: ConversationID,
+                completion: @Sendable (Result<Message, StoreError>) -> Void)
+
+    /// Answers the request with `error`.
+    func fail(_ error: StoreError) {
+        switch self {
+        case .createConversation(_, _, let completion): completion(.failure(error))
+        case .append(_, _, let completion): completion(.failure(error))
+        case .edit(_, _, _, let completion): completion(.failure(error))
+        case .delete(_, _, let completion): completion(.failure(error))
+        }
+    }
+}
