@@ -1,0 +1,244 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An async/await client for every endpoint of the chat history API.
+///
+/// One instance per server, shared by every screen: it owns one
+/// `URLSession`, whose connection pool keeps requests on warm keep-alive
+/// connections. Every method throws ``HistoryClientError`` (or
+/// `CancellationError` when the calling task is cancelled).
+///
+/// ```swift
+/// let client = HistoryClient(baseURL: URL(string: "http://127.0.0.1:8080")!)
+/// let page = try await client.page(of: "general")                  // the newest 50
+/// let older = try await client.page(of: "general", .before(page.oldestID!))
+/// for try await event in client.events(of: "general", since: page.version) { ... }
+/// ```
+///
+/// Related: the contract, `API.md`.
+public final class HistoryClient: Sendable {
+    public let configuration: HistoryClientConfiguration
+    private let session: URLSession
+    private let base: LockedBox<URL>
+
+    /// - Parameters:
+    ///   - baseURL: the server's root, e.g. `http://127.0.0.1:8080`; a path
+    ///     prefix (`https://host/chat`) is kept in front of every route.
+    ///   - configuration: timeouts and the event stream's reconnect policy.
+    public init(baseURL: URL, configuration: HistoryClientConfiguration = HistoryClientConfiguration()) {
+        self.configuration = configuration
+        self.base = LockedBox(baseURL)
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        // Pages and events change under the same URL; a cached answer would be a stale screen.
+        sessionConfiguration.urlCache = nil
+        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeout.seconds
+        // Long-polls set their own, longer, timeout per request; this only bounds a stuck transfer.
+        sessionConfiguration.timeoutIntervalForResource = max(
+            configuration.requestTimeout.seconds,
+            configuration.eventWait.seconds + configuration.longPollMargin.seconds) * 2
+        self.session = URLSession(configuration: sessionConfiguration)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// Where requests go now.
+    public var baseURL: URL {
+        base.withLock { $0 }
+    }
+
+    /// Points later requests (including the next poll of running event
+    /// streams) at another server root: a fail-over address, or a test
+    /// server restarted on another port. Requests in flight finish where
+    /// they started.
+    public func setBaseURL(_ url: URL) {
+        base.withLock { $0 = url }
+    }
+
+    // MARK: - Health and metrics
+
+    /// `GET /healthz`. A server whose store cannot answer throws
+    /// `.server` with code ``HistoryErrorCode/storeUnavailable`` (503).
+    public func health() async throws -> HealthStatus {
+        try await send(HistoryEndpoint(method: "GET", path: ["healthz"]), as: HealthStatus.self).value
+    }
+
+    /// `GET /metrics`: the Prometheus text, unparsed.
+    public func metrics() async throws -> String {
+        let (data, _) = try await perform(HistoryEndpoint(method: "GET", path: ["metrics"]))
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    // MARK: - Conversations
+
+    /// `POST /v1/conversations`. A nil `id` lets the server generate one.
+    /// An id that exists throws code ``HistoryErrorCode/conversationExists`` (409).
+    public func createConversation(id: String? = nil, title: String? = nil) async throws -> HistoryConversation {
+        let body = CreateConversationBody(id: id, title: title)
+        let endpoint = HistoryEndpoint(method: "POST", path: ["v1", "conversations"], body: try encode(body))
+        return try await send(endpoint, as: HistoryConversation.self).value
+    }
+
+    /// `GET /v1/conversations/{id}`.
+    public func conversation(_ id: String) async throws -> HistoryConversation {
+        try await send(HistoryEndpoint(method: "GET", path: ["v1", "conversations", id]),
+                       as: HistoryConversation.self).value
+    }
+
+    // MARK: - Messages
+
+    /// `POST /v1/conversations/{id}/messages`.
+    ///
+    /// Pass a `clientID` (a UUID string) and retry with the same one after a
+    /// timeout: the server stores the message once and answers the original
+    /// (``AppendResult/wasCreated`` false). The same `clientID` with another
+    /// sender or body throws ``HistoryErrorCode/clientIDConflict``; a
+    /// `replyTo` naming no message here throws ``HistoryErrorCode/replyToNotFound``.
+    public func append(to conversation: String, sender: String, body: String,
+                       clientID: String? = nil, replyTo: Int64? = nil) async throws -> AppendResult {
+        let payload = AppendBody(sender: sender, body: body, clientID: clientID, replyTo: replyTo)
+        let endpoint = HistoryEndpoint(method: "POST", path: ["v1", "conversations", conversation, "messages"],
+                                       body: try encode(payload))
+        let (message, status) = try await send(endpoint, as: HistoryMessage.self)
+        return AppendResult(message: message, wasCreated: status == 201)
+    }
+
+    /// `GET /v1/conversations/{id}/messages`: one page.
+    public func page(of conversation: String, _ request: PageRequest = .newest()) async throws -> HistoryPage {
+        let endpoint = HistoryEndpoint(method: "GET", path: ["v1", "conversations", conversation, "messages"],
+                                       query: request.queryItems)
+        return try await send(endpoint, as: HistoryPage.self).value
+    }
+
+    /// `PATCH /v1/conversations/{id}/messages/{messageID}`: the message with
+    /// `edited_at` set. A tombstone throws ``HistoryErrorCode/messageDeleted`` (409).
+    public func edit(messageID: Int64, in conversation: String, body: String) async throws -> HistoryMessage {
+        let endpoint = HistoryEndpoint(
+            method: "PATCH", path: ["v1", "conversations", conversation, "messages", String(messageID)],
+            body: try encode(EditBody(body: body)))
+        return try await send(endpoint, as: HistoryMessage.self).value
+    }
+
+    /// `DELETE /v1/conversations/{id}/messages/{messageID}`: the tombstone.
+    /// Deleting a tombstone again answers it unchanged.
+    public func delete(messageID: Int64, in conversation: String) async throws -> HistoryMessage {
+        let endpoint = HistoryEndpoint(
+            method: "DELETE", path: ["v1", "conversations", conversation, "messages", String(messageID)])
+        return try await send(endpoint, as: HistoryMessage.self).value
+    }
+
+    // MARK: - Events
+
+    /// `GET /v1/conversations/{id}/events`: one answer of the change feed.
+    ///
+    /// With a `wait`, the request's timeout is `wait` plus
+    /// ``HistoryClientConfiguration/longPollMargin``, so the server's empty
+    /// answer at the end of the wait arrives before the client gives up.
+    public func events(of conversation: String, _ query: EventQuery) async throws -> HistoryEventBatch {
+        var endpoint = HistoryEndpoint(method: "GET", path: ["v1", "conversations", conversation, "events"],
+                                       query: query.queryItems)
+        if let wait = query.wait, wait > .zero {
+            endpoint.timeout = wait + configuration.longPollMargin
+        }
+        return try await send(endpoint, as: HistoryEventBatch.self).value
+    }
+
+    /// Every change after `since`, forever: long-polls in a loop, follows
+    /// `has_more` at once, reconnects after failures with
+    /// ``HistoryClientConfiguration/reconnect`` and resumes from the last
+    /// version it saw, so no event is lost or repeated. It ends when the
+    /// consuming task is cancelled.
+    ///
+    /// ```swift
+    /// for try await event in client.events(of: "general", since: page.version) {
+    ///     let changes = window.apply(event)
+    /// }
+    /// ```
+    public func events(of conversation: String, since version: Int64, minID: Int64? = nil,
+                       maxID: Int64? = nil, limit: Int? = nil) -> HistoryEventStream {
+        HistoryEventStream(client: self, conversation: conversation, since: version,
+                           minID: minID, maxID: maxID, limit: limit)
+    }
+
+    // MARK: - Transport
+
+    private func encode(_ value: some Encodable) throws -> Data {
+        do {
+            return try HistoryJSON.makeEncoder().encode(value)
+        } catch {
+            throw HistoryClientError.invalidRequest(reason: "cannot encode the body: \(error)")
+        }
+    }
+
+    /// Performs the request and decodes a 2xx body as `T`.
+    private func send<T: Decodable>(_ endpoint: HistoryEndpoint, as type: T.Type) async throws
+        -> (value: T, status: Int) {
+        let (data, status) = try await perform(endpoint)
+        do {
+            return (try HistoryJSON.makeDecoder().decode(T.self, from: data), status)
+        } catch {
+            throw HistoryClientError.undecodableResponse(status: status, reason: "\(T.self): \(error)")
+        }
+    }
+
+    /// Performs the request; returns the body of a 2xx answer and throws
+    /// ``HistoryClientError`` for anything else.
+    private func perform(_ endpoint: HistoryEndpoint) async throws -> (Data, Int) {
+        let request = try endpoint.urlRequest(
+            baseURL: baseURL, timeout: endpoint.timeout ?? configuration.requestTimeout,
+            headers: configuration.additionalHeaders)
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            if Task.isCancelled || error is CancellationError { throw CancellationError() }
+            if let urlError = error as? URLError, urlError.code == .cancelled { throw CancellationError() }
+            throw HistoryClientError.transport(error)
+        }
+        guard let http = response as? HTTPURLResponse else {
+            throw HistoryClientError.undecodableResponse(status: 0, reason: "not an HTTP response")
+        }
+        let status = http.statusCode
+        guard (200..<300).contains(status) else {
+            guard let envelope = try? HistoryJSON.makeDecoder().decode(ErrorEnvelope.self, from: data) else {
+                let text = String(decoding: data.prefix(200), as: UTF8.self)
+                throw HistoryClientError.undecodableResponse(
+                    status: status, reason: "not the contract's error body: \(text)")
+            }
+            throw HistoryClientError.server(HistoryServerError(
+                status: status, code: HistoryErrorCode(rawValue: envelope.error.code),
+                message: envelope.error.message))
+        }
+        return (data, status)
+    }
+}
+
+// MARK: - Request bodies
+
+private struct CreateConversationBody: Encodable {
+    var id: String?
+    var title: String?
+}
+
+private struct AppendBody: Encodable {
+    var sender: String
+    var body: String
+    var clientID: String?
+    var replyTo: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case sender
+        case body
+        case clientID = "client_id"
+        case replyTo = "reply_to"
+    }
+}
+
+private struct EditBody: Encodable {
+    var body: String
+}

@@ -1,0 +1,87 @@
+import Foundation
+
+/// Everything a ``HistoryClient`` call can fail with.
+///
+/// Three different failures need three different reactions, so they are
+/// three cases: the server answered with the contract's error (show it, or
+/// fix the request: ``server(_:)``), the request never got an answer (retry
+/// later: ``transport(_:)``), or the answer could not be read (a proxy's HTML
+/// page, a server from another version: ``undecodableResponse(status:reason:)``).
+/// Task cancellation is not an error of this type: it surfaces as
+/// `CancellationError`, as Swift concurrency expects.
+public enum HistoryClientError: Error, Sendable, CustomStringConvertible {
+    /// The server answered `{"error":{"code","message"}}` with a non-2xx status.
+    case server(HistoryServerError)
+    /// No answer: connection refused or dropped, DNS, TLS, timeout.
+    case transport(any Error)
+    /// An answer that is not what the contract says for this status.
+    case undecodableResponse(status: Int, reason: String)
+    /// The request could not be built (e.g. a base URL that cannot take a path).
+    case invalidRequest(reason: String)
+
+    /// The contract's error code, when the server answered one.
+    public var code: HistoryErrorCode? {
+        if case .server(let error) = self { error.code } else { nil }
+    }
+
+    /// The HTTP status, when there was an answer.
+    public var status: Int? {
+        switch self {
+        case .server(let error): error.status
+        case .undecodableResponse(let status, _): status
+        case .transport, .invalidRequest: nil
+        }
+    }
+
+    /// Whether the same request may succeed later unchanged: no answer at all,
+    /// or a server that is restarting, overloaded or between stores. The event
+    /// stream reconnects on these and gives up on the others.
+    public var isTransient: Bool {
+        switch self {
+        case .transport:
+            true
+        case .server(let error):
+            error.status == 503 || error.status == 502 || error.status == 504 || error.status == 408
+                || error.code == .internalError
+        case .undecodableResponse(let status, _):
+            status == 502 || status == 503 || status == 504
+        case .invalidRequest:
+            false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .server(let error): "\(error)"
+        case .transport(let error): "transport error: \(error)"
+        case .undecodableResponse(let status, let reason): "undecodable response (HTTP \(status)): \(reason)"
+        case .invalidRequest(let reason): "invalid request: \(reason)"
+        }
+    }
+}
+
+/// The contract's error answer: HTTP status plus `{"error":{"code","message"}}`.
+public struct HistoryServerError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var status: Int
+    public var code: HistoryErrorCode
+    /// Human text from the server; names the field and the rule for validation errors.
+    public var message: String
+
+    public init(status: Int, code: HistoryErrorCode, message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "HTTP \(status) \(code): \(message)" }
+}
+
+/// The error body's shape, read only to build ``HistoryServerError``.
+struct ErrorEnvelope: Decodable {
+    struct Body: Decodable {
+        var code: String
+        var message: String
+    }
+
+    var error: Body
+}
