@@ -131,13 +131,25 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
             self = APIError(.badRequest, code: "invalid_version",
                             message: "since (\(requested)) is greater than the conversation's version (\(current))")
         case .invalid(let field, let reason):
-            self = .invalidField(field, "\(field) \(reason)")
+            self = .invalidField(Self.code(forField: field), "\(field) \(reason)")
         case .storage:
             self = APIError(.internalServerError, code: "internal_error", message: "the store failed; the request was not applied")
         case .migration:
             self = APIError.storeUnavailable
         case .closed:
             self = APIError.shuttingDown
+        }
+    }
+
+    /// The error code's suffix for a field the store names: body fields are
+    /// their own (`invalid_sender`), query parameters share their family's.
+    private static func code(forField field: String) -> String {
+        switch field {
+        case "id": "conversation_id"
+        case "before", "after", "around": "cursor"
+        case "since": "version"
+        case "min_id", "max_id": "id_range"
+        default: field
         }
     }
 }

@@ -1,0 +1,119 @@
+import Dispatch
+import Foundation
+import HTTPCore
+import HistoryStore
+import Synchronization
+
+/// One line per answered request, on stdout:
+/// `2026-11-21T10:00:00.123Z GET /v1/conversations/a/messages?limit=50 200 18342 412us`
+/// (time, method, target, status, body bytes, microseconds).
+///
+/// Cheap because it is on every request: a line is formatted into bytes and
+/// appended to a buffer under a lock; a serial queue writes the buffer when
+/// it passes 32 KiB or 200 ms after its first line, never the request's thread. If stdout
+/// stops draining (a pipe nobody reads), lines beyond 4 MiB of backlog are
+/// dropped and counted rather than held in memory or blocking answers.
+public final class AccessLog: Sendable {
+    private static let flushThreshold = 32 * 1024
+    private static let maximumBacklog = 4 * 1024 * 1024
+
+    private struct State: Sendable {
+        var buffer: [UInt8] = []
+        /// Bytes handed to the write queue and not yet written.
+        var backlog = 0
+        var dropped = 0
+        /// A timed flush is scheduled for the lines buffered now.
+        var flushScheduled = false
+    }
+
+    private let state = Mutex(State())
+    private let fileDescriptor: Int32
+    private let writeQueue = DispatchQueue(label: "history.access-log")
+
+    /// - Parameter fileDescriptor: where lines go; stdout by default.
+    public init(fileDescriptor: Int32 = STDOUT_FILENO) {
+        self.fileDescriptor = fileDescriptor
+    }
+
+    /// Lines dropped because the output did not drain.
+    public var droppedLines: Int { state.withLock { $0.dropped } }
+
+    public func record(_ exchange: HTTPExchange) {
+        var line: [UInt8] = []
+        line.reserveCapacity(64 + exchange.target.utf8.count)
+        Timestamp.now().appendRFC3339(to: &line)
+        line.append(UInt8(ascii: " "))
+        Self.appendSanitized(exchange.method, to: &line)
+        line.append(UInt8(ascii: " "))
+        Self.appendSanitized(exchange.target, to: &line)
+        line.append(UInt8(ascii: " "))
+        JSONWriter.appendInteger(Int64(exchange.status), to: &line)
+        line.append(UInt8(ascii: " "))
+        JSONWriter.appendInteger(Int64(exchange.bytes), to: &line)
+        line.append(UInt8(ascii: " "))
+        JSONWriter.appendInteger(Int64(exchange.microseconds), to: &line)
+        line.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "s"), 0x0A])
+
+        let (full, scheduleFlush): ([UInt8]?, Bool) = state.withLock { state in
+            guard state.backlog + state.buffer.count + line.count <= Self.maximumBacklog else {
+                state.dropped += 1
+                return (nil, false)
+            }
+            state.buffer.append(contentsOf: line)
+            guard state.buffer.count >= Self.flushThreshold else {
+                defer { state.flushScheduled = true }
+                return (nil, !state.flushScheduled)
+            }
+            state.backlog += state.buffer.count
+            defer { state.buffer = [] }
+            return (state.buffer, false)
+        }
+        if let full {
+            writeQueue.async { self.write(full) }
+        }
+        if scheduleFlush {
+            writeQueue.asyncAfter(deadline: .now() + .milliseconds(200)) { self.flush() }
+        }
+    }
+
+    /// Writes what is buffered now and waits until it is written (shutdown).
+    public func flushAndWait() {
+        writeQueue.sync { flush() }
+    }
+
+    /// Runs on `writeQueue`.
+    private func flush() {
+        let pending: [UInt8] = state.withLock { state in
+            state.flushScheduled = false
+            state.backlog += state.buffer.count
+            defer { state.buffer = [] }
+            return state.buffer
+        }
+        if !pending.isEmpty { write(pending) }
+    }
+
+    /// Runs on `writeQueue`; retries short writes and EINTR, gives up on other errors.
+    private func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Foundation.write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
+            }
+        }
+        state.withLock { $0.backlog -= bytes.count }
+    }
+
+    /// Control characters and spaces would break the one-line, space-separated format.
+    private static func appendSanitized(_ text: String, to line: inout [UInt8]) {
+        for byte in text.utf8 {
+            line.append(byte <= 0x20 || byte == 0x7F ? UInt8(ascii: "?") : byte)
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import HTTPCore
+import Synchronization
+
+/// The server's counters, rendered in the Prometheus text format 0.0.4
+/// for `GET /metrics`.
+///
+/// Recording is on the hot path (every response), so everything lives
+/// behind one `Mutex` taken once per response for one dictionary lookup by
+/// route (a bounded set of labels: routes are patterns, never paths);
+/// rendering copies the state under the lock and formats outside it.
+///
+/// Families:
+/// - `history_http_requests_total{route,method,status}` counter
+/// - `history_http_request_duration_seconds{route}` histogram
+/// - `history_open_connections` gauge
+/// - `history_parked_long_polls` gauge (the store's parked waits)
+/// - `history_append_batch_size` histogram (appends per group commit)
+///
+/// Related specification: <https://prometheus.io/docs/instrumenting/exposition_formats/>
+public final class Metrics: Sendable {
+    /// The `route` label of answers the HTTP layer made itself (bad bytes, 431, 408...).
+    public static let httpLayerRoute = "http"
+
+    static let latencyBuckets: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                           0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
+    static let batchBuckets: [Double] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+
+    fileprivate struct StatusKey: Hashable, Sendable {
+        var method: String
+        var status: Int
+    }
+
+    fileprivate struct RouteStats: Sendable {
+        var counts: [StatusKey: Int] = [:]
+        var latency = Histogram(upperBounds: Metrics.latencyBuckets)
+    }
+
+    private struct State: Sendable {
+        var routes: [String: RouteStats] = [:]
+        var batches = Histogram(upperBounds: Metrics.batchBuckets)
+        var openConnections = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// One answered request; called by the server's observer for every response.
+    public func record(_ exchange: HTTPExchange) {
+        let route = exchange.route ?? Self.httpLayerRoute
+        let key = StatusKey(method: Self.methodLabel(exchange.method), status: exchange.status)
+        let seconds = Double(exchange.microseconds) / 1_000_000
+        state.withLock { state in
+            state.routes[route, default: RouteStats()].record(key, seconds: seconds)
+        }
+    }
+
+    /// One group commit of `size` appends (`StoreConfiguration.onBatchCommitted`).
+    public func recordBatch(size: Int) {
+        state.withLock { $0.batches.observe(Double(size)) }
+    }
+
+    public func setOpenConnections(_ count: Int) {
+        state.withLock { $0.openConnections = count }
+    }
+
+    /// The text exposition; `parkedLongPolls` is read from the store at scrape time.
+    public func render(parkedLongPolls: Int) -> [UInt8] {
+        let snapshot = state.withLock { $0 }
+        var text = ""
+        text.reserveCapacity(4096 + snapshot.routes.count * 2048)
+
+        text += "# HELP history_http_requests_total HTTP requests answered, by route, method and status.\n"
+        text += "# TYPE history_http_requests_total counter\n"
+        for route in snapshot.routes.keys.sorted() {
+            let stats = snapshot.routes[route]!
+            for (key, count) in stats.counts.sorted(by: { ($0.key.method, $0.key.status) < ($1.key.method, $1.key.status) }) {
+                text += "history_http_requests_total{route=\"\(Self.escape(route))\",method=\"\(Self.escape(key.method))\",status=\"\(key.status)\"} \(count)\n"
+            }
+        }
+
+        text += "# HELP history_http_request_duration_seconds From a request's first byte to its answer's last, by route.\n"
+        text += "# TYPE history_http_request_duration_seconds histogram\n"
+        for route in snapshot.routes.keys.sorted() {
+            snapshot.routes[route]!.latency.render(name: "history_http_request_duration_seconds",
+                                                   labels: "route=\"\(Self.escape(route))\"", into: &text)
+        }
+
+        text += "# HELP history_open_connections Client connections open now.\n"
+        text += "# TYPE history_open_connections gauge\n"
+        text += "history_open_connections \(snapshot.openConnections)\n"
+
+        text += "# HELP history_parked_long_polls Events long-polls parked waiting for a change.\n"
+        text += "# TYPE history_parked_long_polls gauge\n"
+        text += "history_parked_long_polls \(parkedLongPolls)\n"
+
+        text += "# HELP history_append_batch_size Appends committed per group-commit transaction.\n"
+        text += "# TYPE history_append_batch_size histogram\n"
+        snapshot.batches.render(name: "history_append_batch_size", labels: nil, into: &text)
+        return Array(text.utf8)
+    }
+
+    /// Known methods by name, anything else as `OTHER`: a client must not be
+    /// able to grow the label set by inventing methods.
+    static func methodLabel(_ method: String) -> String {
+        switch method {
+        case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS": method
+        default: "OTHER"
+        }
+    }
+
+    /// Label values escape backslash, quote and newline.
+    static func escape(_ value: String) -> String {
+        guard value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == 0x0A }) else {
+            return value
+        }
+        var escaped = ""
+        for character in value {
+            switch character {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "\n": escaped += "\\n"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}
+
+extension Metrics {
+    fileprivate struct Histogram: Sendable {
+        let upperBounds: [Double]
+        /// Per bucket, not cumulative; made cumulative when rendered.
+        var counts: [Int]
+        var sum: Double = 0
+        var count: Int = 0
+
+        init(upperBounds: [Double]) {
+            self.upperBounds = upperBounds
+            counts = Array(repeating: 0, count: upperBounds.count)
+        }
+
+        mutating func observe(_ value: Double) {
+            sum += value
+            count += 1
+            if let index = upperBounds.firstIndex(where: { value <= $0 }) {
+                counts[index] += 1
+            }
+        }
+
+        func render(name: String, labels: String?, into text: inout String) {
+            let prefix = labels.map { "\($0)," } ?? ""
+            var cumulative = 0
+            for (bound, bucketCount) in zip(upperBounds, counts) {
+                cumulative += bucketCount
+                text += "\(name)_bucket{\(prefix)le=\"\(bound)\"} \(cumulative)\n"
+            }
+            text += "\(name)_bucket{\(prefix)le=\"+Inf\"} \(count)\n"
+            let suffix = labels.map { "{\($0)}" } ?? ""
+            text += "\(name)_sum\(suffix) \(sum)\n"
+            text += "\(name)_count\(suffix) \(count)\n"
+        }
+    }
+}
+
+extension Metrics.RouteStats {
+    fileprivate mutating func record(_ key: Metrics.StatusKey, seconds: Double) {
+        counts[key, default: 0] += 1
+        latency.observe(seconds)
+    }
+}

@@ -1,0 +1,41 @@
+import HTTPCore
+import HistoryStore
+
+/// `POST /v1/conversations` and `GET /v1/conversations/{cid}`.
+struct ConversationRoutes {
+    let environment: RouteEnvironment
+
+    func register(in router: inout Router) {
+        router.add(.post, "/v1/conversations") { request throws(APIError) in try create(request) }
+        router.add(.get, "/v1/conversations/{cid}") { request throws(APIError) in
+            let id = try environment.conversationID(request)
+            let conversation = try environment.read(request) { () throws(StoreError) in
+                try environment.store.conversation(id)
+            }
+            request.respond(.ok, json: JSONWriter.conversation(conversation))
+        }
+    }
+
+    /// Body `{"id"?, "title"?}`; an empty body is `{}`. 201 with `Location`.
+    private func create(_ request: APIRequest) throws(APIError) {
+        let body = try RequestBody(request.http.body, emptyMeansEmptyObject: true)
+        var id: ConversationID?
+        if let text = try body.optionalString("id") {
+            guard let valid = ConversationID(text) else {
+                throw APIError.invalidField("conversation_id", "id must be 1 to 64 characters of [A-Za-z0-9_-]")
+            }
+            id = valid
+        }
+        let title = try body.optionalString("title")
+        try MessageRules.check { () throws(StoreError) in try MessageRules.validateTitle(title) }
+        environment.store.createConversation(id: id, title: title) { result in
+            switch result {
+            case .success(let conversation):
+                request.respond(.created, json: JSONWriter.conversation(conversation),
+                                headers: ["Location": "/v1/conversations/\(conversation.id.rawValue)"])
+            case .failure(let error):
+                request.fail(environment.apiError(error, request: request))
+            }
+        }
+    }
+}
