@@ -160,8 +160,8 @@ public final class HistoryClient: Sendable {
     /// ```
     public func events(of conversation: String, since version: Int64, minID: Int64? = nil,
                        maxID: Int64? = nil, limit: Int? = nil) -> HistoryEventStream {
-        HistoryEventStream(client: self, conversation: conversation, since: version,
-                           minID: minID, maxID: maxID, limit: limit)
+        HistoryEventStream(poller: EventPoller(client: self, conversation: conversation, since: version,
+                                               minID: minID, maxID: maxID, limit: limit))
     }
 
     // MARK: - Transport
