@@ -13,7 +13,8 @@ import HTTPCore
 ///   resource has one spelling and caches and metrics see one name.
 /// - A path some route takes, with a method none of its routes take: 405
 ///   `method_not_allowed` with `Allow`.
-/// - Every GET route answers HEAD too, and `Allow` lists HEAD beside GET.
+/// - Every GET route answers HEAD too (the connection omits the body), and
+///   `Allow` lists HEAD beside GET.
 /// - A handler's thrown `APIError` becomes its error response here, so
 ///   handlers only throw.
 ///
@@ -64,15 +65,10 @@ public struct Router: Sendable {
             return
         }
         var chosen = route.methods.first { $0.method == request.method }
-        var send = respond
-        if chosen == nil && request.method == .head, let get = route.methods.first(where: { $0.method == .get }) {
-            chosen = get
-            // A HEAD answer is the GET answer without its body (RFC 9110 §9.3.2).
-            send = { response in
-                var response = response
-                response.body = []
-                respond(response)
-            }
+        if chosen == nil && request.method == .head {
+            // A HEAD answer is the GET answer without its body (RFC 9110 §9.3.2); the
+            // connection leaves the body out and keeps its Content-Length.
+            chosen = route.methods.first { $0.method == .get }
         }
         guard let chosen else {
             let allowed = allowedMethods(of: route)
@@ -80,7 +76,7 @@ public struct Router: Sendable {
             return
         }
         let apiRequest = APIRequest(http: request, context: context, route: chosen.label,
-                                    pathParameters: parameters, send: send)
+                                    pathParameters: parameters, send: respond)
         do {
             try chosen.handler(apiRequest)
         } catch {
