@@ -1,0 +1,17 @@
+import ArgumentParser
+
+/// `history-store-bench`: measures the store the way the issue states its
+/// goals (flat page cost, group commit), and hosts the child process the
+/// crash test kills.
+@main
+struct HistoryStoreBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history-store-bench",
+        abstract: "Measure the SQLite history store: page reads and group-committed appends.",
+        discussion: """
+            Run in release: swift run -c release history-store-bench --messages 1000000
+            """,
+        subcommands: [PageAndAppendBenchmark.self, CrashChild.self],
+        defaultSubcommand: PageAndAppendBenchmark.self
+    )
+}

@@ -1,0 +1,207 @@
+import ArgumentParser
+import Foundation
+import HistoryStore
+
+/// The issue's benchmark: flat page cost and group commit, on a real file.
+///
+/// Page figures come from one thread reading in a loop (the most stable
+/// figure on a shared machine); each is the best of several rounds, and the
+/// three kinds alternate within a round so a noisy neighbour hurts them alike.
+struct PageAndAppendBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Load a big and many short conversations, then measure pages/s and appends/s."
+    )
+
+    @Option(help: "Messages in the big conversation.")
+    var messages: Int = 1_000_000
+
+    @Option(help: "How many short conversations.")
+    var shortConversations: Int = 1_000
+
+    @Option(help: "Messages in each short conversation.")
+    var shortMessages: Int = 1_000
+
+    @Option(help: "Messages per page (the limit).")
+    var limit: Int = 50
+
+    @Option(help: "Pages read per kind in each round.")
+    var pages: Int = 20_000
+
+    @Option(help: "Measurement rounds; the best one is reported.")
+    var rounds: Int = 3
+
+    @Option(help: "Seconds each append measurement runs.")
+    var appendSeconds: Double = 3
+
+    @Option(help: "Concurrent appender counts to measure.")
+    var appenders: [Int] = [1, 8, 64]
+
+    @Option(help: "Folder for the database (default: a new temporary folder, removed afterwards).")
+    var directory: String?
+
+    @Flag(help: "Keep the database afterwards.")
+    var keep = false
+
+    func validate() throws {
+        guard PageQuery.limitRange.contains(limit) else { throw ValidationError("--limit must be 1...200") }
+        guard messages >= limit * 10 else { throw ValidationError("--messages must be at least 10 x --limit") }
+        guard shortConversations >= 1, shortMessages >= limit else {
+            throw ValidationError("need at least one short conversation of at least --limit messages")
+        }
+        guard pages >= 1, rounds >= 1, appendSeconds > 0 else {
+            throw ValidationError("--pages, --rounds and --append-seconds must be positive")
+        }
+        guard !appenders.isEmpty, appenders.allSatisfy({ $0 >= 1 }) else {
+            throw ValidationError("--appenders must be positive counts")
+        }
+    }
+
+    func run() throws {
+        let folder = URL(fileURLWithPath: directory ?? NSTemporaryDirectory())
+            .appendingPathComponent("history-store-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { if !keep { try? FileManager.default.removeItem(at: folder) } }
+        let path = folder.appendingPathComponent("bench.sqlite").path
+
+        let batches = Locked((count: 0, items: 0))
+        let store = try SQLiteHistoryStore(configuration: StoreConfiguration(
+            path: path, durability: .full,
+            onBatchCommitted: { size in batches.withLock { $0.count += 1; $0.items += size } }))
+        defer { store.close() }
+
+        print("history-store-bench: \(grouped(Double(messages))) messages in one conversation + "
+            + "\(grouped(Double(shortConversations))) x \(grouped(Double(shortMessages))), limit \(limit), durability full")
+        print("database: \(path)")
+
+        // MARK: Load
+        let big = ConversationID("big")!
+        _ = try store.createAndWait(big).get()
+        var bigIDs: ClosedRange<Int64>?
+        let bigSeconds = try seconds {
+            bigIDs = try load(store, into: big, count: messages)
+        }
+        print("load: big conversation in \(twoDecimals(bigSeconds)) s (\(grouped(Double(messages) / bigSeconds)) messages/s)")
+        var shorts: [ConversationID] = []
+        let shortSeconds = try seconds {
+            for index in 0..<shortConversations {
+                let id = ConversationID("short-\(index)")!
+                _ = try store.createAndWait(id).get()
+                _ = try load(store, into: id, count: shortMessages)
+                shorts.append(id)
+            }
+        }
+        let shortTotal = Double(shortConversations * shortMessages)
+        print("load: short conversations in \(twoDecimals(shortSeconds)) s (\(grouped(shortTotal / shortSeconds)) messages/s)")
+        guard let bigIDs else { throw ValidationError("the big conversation is empty") }
+        let fileBytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        print("file: \(grouped(Double(fileBytes) / 1_048_576)) MiB")
+
+        // MARK: Pages
+        var random = SplitMix64(seed: 2026)
+        // "Deep": anywhere in the older 90% of the big conversation.
+        let deepRange = (bigIDs.lowerBound + Int64(limit))...(bigIDs.lowerBound + Int64(Double(messages) * 0.9))
+        let kinds: [(label: String, query: (inout SplitMix64) -> (ConversationID, PageQuery))] = [
+            ("(a) newest page, big conversation", { _ in (big, PageQuery(limit: limit)) }),
+            ("(b) random before page deep in it", { random in
+                (big, PageQuery(cursor: .before(Int64.random(in: deepRange, using: &random)), limit: limit))
+            }),
+            ("(c) newest page, random short one", { random in
+                (shorts[Int.random(in: 0..<shorts.count, using: &random)], PageQuery(limit: limit))
+            }),
+        ]
+        var best = Array(repeating: Double.infinity, count: kinds.count)
+        // Round 0 warms caches and is not counted.
+        for round in 0...rounds {
+            for (index, kind) in kinds.enumerated() {
+                let elapsed = try seconds {
+                    for _ in 0..<pages {
+                        let (conversation, query) = kind.query(&random)
+                        let page = try store.page(of: conversation, query)
+                        guard page.messages.count == limit else {
+                            throw ValidationError("\(kind.label): got \(page.messages.count) messages, expected \(limit)")
+                        }
+                    }
+                }
+                if round > 0 { best[index] = min(best[index], elapsed) }
+            }
+        }
+        print("pages/s (one thread, best of \(rounds) rounds of \(grouped(Double(pages))) pages; cost relative to (a)):")
+        for (index, kind) in kinds.enumerated() {
+            let rate = Double(pages) / best[index]
+            let ratio = best[index] / best[0]
+            print("  \(padded(kind.label, 36, left: true)) \(padded(grouped(rate), 9))/s   \(twoDecimals(ratio))x")
+        }
+        let worstRatio = max(best[1], best[2]) / best[0]
+        print("  goal (b), (c) <= 1.15x (a): \(worstRatio <= 1.15 ? "met" : "MISSED") (worst \(twoDecimals(worstRatio))x)")
+
+        // MARK: Appends
+        print("appends/s at durability full (\(twoDecimals(appendSeconds)) s each):")
+        var rates: [Int: Double] = [:]
+        for count in appenders {
+            let conversation = ConversationID("appends-\(count)")!
+            _ = try store.createAndWait(conversation).get()
+            batches.withLock { $0 = (0, 0) }
+            let appended = Locked(0)
+            let failures = Locked(0)
+            let deadline = ContinuousClock.now + .milliseconds(Int(appendSeconds * 1000))
+            let elapsed = seconds {
+                onThreads(count) { thread in
+                    var index = 0
+                    while ContinuousClock.now < deadline {
+                        index += 1
+                        let message = NewMessage(sender: "appender-\(thread)", body: Self.body(index))
+                        switch store.appendAndWait(message, to: conversation) {
+                        case .success: appended.withLock { $0 += 1 }
+                        case .failure: failures.withLock { $0 += 1 }
+                        }
+                    }
+                }
+            }
+            guard failures.value == 0 else { throw ValidationError("\(failures.value) appends failed") }
+            let rate = Double(appended.value) / elapsed
+            rates[count] = rate
+            let batch = batches.value
+            let meanBatch = batch.count == 0 ? 0 : Double(batch.items) / Double(batch.count)
+            print("  \(padded(String(count), 3)) appender\(count == 1 ? " " : "s") \(padded(grouped(rate), 9))/s"
+                + "   (\(grouped(Double(batch.count))) commits, mean batch \(twoDecimals(meanBatch)))")
+        }
+        if let one = rates[1], let many = rates[appenders.max()!], appenders.max()! > 1 {
+            let ratio = many / one
+            print("  \(appenders.max()!):1 ratio \(twoDecimals(ratio))x (goal >= 20x: \(ratio >= 20 ? "met" : "MISSED"))")
+        }
+    }
+
+    /// Bulk-loads `count` messages in transactions of at most 50,000.
+    private func load(_ store: SQLiteHistoryStore, into conversation: ConversationID, count: Int) throws -> ClosedRange<Int64>? {
+        var first: Int64?
+        var last: Int64?
+        var loaded = 0
+        while loaded < count {
+            let chunk = min(50_000, count - loaded)
+            let batch = (0..<chunk).map { offset in
+                NewMessage(sender: "user-\((loaded + offset) % 97)", body: Self.body(loaded + offset))
+            }
+            if let ids = try store.bulkAppend(batch, to: conversation) {
+                first = first ?? ids.lowerBound
+                last = ids.upperBound
+            }
+            loaded += chunk
+        }
+        guard let first, let last else { return nil }
+        return first...last
+    }
+
+    /// A chat-like body of 40 to 120 bytes.
+    static func body(_ index: Int) -> String {
+        let words = ["hey", "did you see", "the deploy", "is green", "again", "lunch?", "ok", "let's ship it",
+                     "tomorrow", "the review", "looks good", "one more thing", "thanks!", "on my way"]
+        var text = "#\(index)"
+        var word = UInt(index)
+        while text.utf8.count < 40 + index % 80 {
+            text += " " + words[Int(word % UInt(words.count))]
+            word = word &* 31 &+ 7
+        }
+        return text
+    }
+}

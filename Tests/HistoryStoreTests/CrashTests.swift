@@ -1,0 +1,73 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import HistoryStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Guarantee 3: an answered append survives `kill -9` at any moment.
+@Suite("Crash safety")
+struct CrashTests {
+    /// `history-store-bench` sits in the build products folder, beside the
+    /// test bundle that `CommandLine.arguments[0]` names.
+    static let benchBinary = URL(fileURLWithPath: CommandLine.arguments[0])
+        .deletingLastPathComponent().appendingPathComponent("history-store-bench")
+
+    static var benchIsBuilt: Bool {
+        FileManager.default.isExecutableFile(atPath: benchBinary.path)
+    }
+
+    @Test(.enabled(if: CrashTests.benchIsBuilt,
+                   "history-store-bench is not built next to the test bundle (swift build builds it)"),
+          .timeLimit(.minutes(3)))
+    func killNineLosesNoAnsweredAppend() async throws {
+        try await withTemporaryPath { path in
+            let child = Process()
+            child.executableURL = Self.benchBinary
+            child.arguments = ["crash-child", "--database", path, "--threads", "4"]
+            let output = Pipe()
+            child.standardOutput = output
+            try child.run()
+            let pid = child.processIdentifier
+            // A child that hangs silently is killed anyway, which ends the read.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 90) { kill(pid, SIGKILL) }
+
+            let reader = output.fileHandleForReading
+            var bytes = Data()
+            while bytes.reduce(0, { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }) < 200 {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                bytes.append(chunk)
+            }
+            kill(pid, SIGKILL)
+            // Lines written before the kill are acknowledged appends too.
+            while true {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                bytes.append(chunk)
+            }
+            child.waitUntilExit()
+            #expect(child.terminationReason == .uncaughtSignal)
+
+            // Only complete lines: a cut last line is not a whole ack.
+            let text = String(decoding: bytes, as: UTF8.self)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            let acked = lines.compactMap { Int64($0) }
+            #expect(acked.count == lines.count, "unexpected output from the child: \(text.prefix(500))")
+            #expect(acked.count >= 200)
+
+            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path))
+            defer { store.close() }
+            #expect(try store.checkIntegrity() == ["ok"])
+            var missing: [Int64] = []
+            for id in acked where (try? store.message(id, in: cid("crash"))) == nil {
+                missing.append(id)
+            }
+            #expect(missing.isEmpty, "acknowledged but lost: \(missing.prefix(20))")
+            let conversation = try store.conversation(cid("crash"))
+            #expect(conversation.messageCount >= Int64(acked.count))
+            #expect(conversation.newestID! >= acked.max()!)
+        }
+    }
+}
