@@ -1,0 +1,428 @@
+import Dispatch
+import Glibc
+import Synchronization
+
+/// One client connection of the server: it reads bytes into the parser,
+/// hands one request at a time to the responder, writes the answers in
+/// order, and carries out what `ConnectionStateMachine` decides.
+///
+/// Everything runs on the connection's own serial queue (which targets the
+/// server's shared concurrent queue), driven by a read source, a write
+/// source that exists only once output had to wait, and one timer, so no
+/// call on this path ever blocks and a stalled client holds up no other.
+///
+/// The use of `@unchecked Sendable` is safe for this type because: every
+/// mutable stored property is read and written only on `queue` (sources and
+/// the timer deliver their events there, `respond` from another thread hops
+/// there with `queue.async`, server calls enter through `queue.async`); the
+/// one exception, the same-thread check in `respond`, uses an `Atomic`; and
+/// `closeWatch` is a `Mutex`-guarded Sendable class.
+final class HTTPConnection: @unchecked Sendable {
+    private struct InFlight {
+        var method: String
+        var target: String
+        var isHead: Bool
+        var version: HTTPVersion
+        var started: UInt64
+    }
+
+    private struct PendingExchange {
+        var end: Int
+        var exchange: HTTPExchange
+        var started: UInt64
+    }
+
+    let id: Int
+    let queue: DispatchQueue
+    let remoteAddress: String
+    private let socket: Socket
+    private let responder: any HTTPResponder
+    private let observer: (any HTTPServerObserver)?
+    private let onClosed: @Sendable (HTTPConnection) -> Void
+
+    private var parser: RequestParser
+    private var machine: ConnectionStateMachine
+    private var output: [UInt8] = []
+    private var outputOffset = 0
+    private var bytesQueued = 0
+    private var bytesWritten = 0
+    private var exchanges: [PendingExchange] = []
+
+    private var readSource: (any DispatchSourceRead)?
+    private var writeSource: (any DispatchSourceWrite)?
+    private var timer: (any DispatchSourceTimer)?
+    private var readSuspended = false
+    private var writeSuspended = false
+    private var liveSources = 0
+    private var timerScheduledAt: UInt64?
+    private var isClosed = false
+
+    private var inFlight: InFlight?
+    /// When the request now being read began (its first byte, or when the
+    /// previous answer freed the connection for a pipelined one).
+    private var requestStarted: UInt64?
+    /// Method and target of a request whose head is in but whose body is not,
+    /// for the exchange logged if the body then fails.
+    private var headInProgress: (method: String, target: String)?
+    private var generation = 0
+    private let handlerThread = Atomic<UInt>(0)
+    private var synchronousResponse: HTTPResponse?
+    private let closeWatch = CloseWatch()
+
+    init(id: Int, socket: Socket, remoteAddress: String, queue: DispatchQueue, limits: HTTPLimits,
+         responder: any HTTPResponder, observer: (any HTTPServerObserver)?,
+         onClosed: @escaping @Sendable (HTTPConnection) -> Void) {
+        self.id = id
+        self.socket = socket
+        self.remoteAddress = remoteAddress
+        self.queue = queue
+        self.responder = responder
+        self.observer = observer
+        self.onClosed = onClosed
+        parser = RequestParser(limits: limits)
+        machine = ConnectionStateMachine(now: Self.now(), timeouts: .init(limits: limits))
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// Creates the sources and starts reading.
+    func start() {
+        queue.async { [self] in
+            guard !isClosed else { return }
+            let read = DispatchSource.makeReadSource(fileDescriptor: socket.descriptor, queue: queue)
+            read.setEventHandler { [unowned self] in readable() }
+            read.setCancelHandler { [self] in sourceCancelled() }
+            liveSources += 1
+            readSource = read
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { [unowned self] in timerFired() }
+            self.timer = timer
+            timer.activate()
+            read.activate()
+            updateInterest()
+        }
+    }
+
+    // MARK: - Reading
+
+    private func readable() {
+        guard !isClosed else { return }
+        let now = Self.now()
+        var endOfInput = false
+        var failed = false
+        withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: 16) { buffer in
+            for _ in 0..<8 {
+                do {
+                    guard let count = try socket.receive(into: buffer) else { break }
+                    if count == 0 {
+                        endOfInput = true
+                        break
+                    }
+                    if machine.phase != .lingering {
+                        parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                    }
+                    if count < buffer.count || !machine.shouldRead(bufferedInput: parser.bufferedByteCount) { break }
+                } catch {
+                    failed = true
+                    break
+                }
+            }
+        }
+        if failed {
+            close()
+            return
+        }
+        processInput(now: now)
+        if endOfInput && !isClosed {
+            execute(machine.inputEnded(now: now), now: now)
+            flush(now: now)
+        }
+        updateInterest()
+    }
+
+    /// Parses and dispatches buffered requests while the connection may take
+    /// one, then writes what was queued.
+    private func processInput(now: UInt64) {
+        while !isClosed && machine.canTakeRequest {
+            if requestStarted == nil && parser.bufferedByteCount > 0 { requestStarted = now }
+            let progress: RequestParser.Progress
+            do {
+                progress = try parser.next()
+            } catch {
+                execute(machine.parseFailed(error), now: now)
+                break
+            }
+            switch progress {
+            case .needMore:
+                if parser.hasPartialRequest { machine.partialRequestBuffered(now: now) }
+                flush(now: now)
+                return
+            case .headComplete(let head):
+                machine.partialRequestBuffered(now: now)
+                headInProgress = (head.request.method.rawValue, head.request.target)
+                execute(machine.headReceived(now: now, expectsContinue: head.expectsContinue), now: now)
+            case .complete(let head):
+                dispatch(head, now: now)
+            }
+        }
+        flush(now: now)
+    }
+
+    private func dispatch(_ head: RequestHead, now: UInt64) {
+        generation += 1
+        let generation = self.generation
+        let request = head.request
+        inFlight = InFlight(method: request.method.rawValue, target: request.target, isHead: request.method == .head,
+                            version: request.version, started: requestStarted ?? now)
+        requestStarted = nil
+        headInProgress = nil
+        machine.requestReceived(keepAlive: head.keepAlive)
+        closeWatch.beginRequest(generation)
+        let context = ConnectionContext(remoteAddress: remoteAddress, watch: closeWatch, generation: generation)
+        handlerThread.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed)
+        responder.handle(request, context: context) { [self] response in
+            respond(generation, response)
+        }
+        handlerThread.store(0, ordering: .relaxed)
+        if let response = synchronousResponse {
+            synchronousResponse = nil
+            finish(generation, response, now: Self.now())
+        }
+    }
+
+    /// Called by the handler, from any thread, exactly once per request.
+    private func respond(_ generation: Int, _ response: HTTPResponse) {
+        if handlerThread.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self())) {
+            // Still inside `handle` on this connection's queue: keep it for
+            // `dispatch`, saving a queue hop per request.
+            if synchronousResponse == nil { synchronousResponse = response }
+            return
+        }
+        queue.async { [self] in
+            let now = Self.now()
+            finish(generation, response, now: now)
+            processInput(now: now)
+            updateInterest()
+        }
+    }
+
+    private func finish(_ generation: Int, _ response: HTTPResponse, now: UInt64) {
+        guard !isClosed, generation == self.generation, let inFlight else { return }
+        self.inFlight = nil
+        closeWatch.requestAnswered()
+        let close = machine.responseReady(now: now)
+        let header: ResponseSerializer.ConnectionHeader =
+            close ? .close : (inFlight.version == .http1_0 ? .keepAlive : .none)
+        enqueue(response, omitBody: inFlight.isHead, connection: header,
+              method: inFlight.method, target: inFlight.target, started: inFlight.started, now: now)
+    }
+
+    private func enqueue(_ response: HTTPResponse, omitBody: Bool, connection: ResponseSerializer.ConnectionHeader,
+                       method: String, target: String, started: UInt64, now: UInt64) {
+        let before = output.count
+        ResponseSerializer.append(response, omitBody: omitBody, connection: connection, to: &output)
+        let count = output.count - before
+        bytesQueued += count
+        machine.outputQueued(count, now: now)
+        let code = response.status.code
+        let bodyBytes = omitBody || code < 200 || code == 204 || code == 304 ? 0 : response.body.count
+        if observer != nil {
+            exchanges.append(PendingExchange(
+                end: bytesQueued,
+                exchange: HTTPExchange(method: method, target: target, status: code, bytes: bodyBytes,
+                                       microseconds: 0, route: response.route),
+                started: started))
+        }
+    }
+
+    // MARK: - Writing
+
+    private func flush(now: UInt64) {
+        guard !isClosed else { return }
+        var written = 0
+        while outputOffset < output.count {
+            let result: Int?
+            do {
+                let offset = outputOffset
+                result = try output.withUnsafeBytes { (bytes) throws(SocketError) -> Int? in
+                    try socket.send(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+                }
+            } catch {
+                close()  // EPIPE, ECONNRESET: the peer is gone
+                return
+            }
+            guard let result else { break }
+            outputOffset += result
+            written += result
+        }
+        if outputOffset == output.count && outputOffset > 0 {
+            output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
+            outputOffset = 0
+        }
+        if written > 0 {
+            bytesWritten += written
+            reportExchanges(now: now)
+            execute(machine.outputWritten(written, now: now), now: now)
+        }
+        guard !isClosed else { return }
+        setWriteInterest(outputOffset < output.count)
+    }
+
+    private func reportExchanges(now: UInt64) {
+        guard let observer, !exchanges.isEmpty else { return }
+        var reported = 0
+        for pending in exchanges {
+            guard pending.end <= bytesWritten else { break }
+            var exchange = pending.exchange
+            exchange.microseconds = Int((now &- pending.started) / 1000)
+            observer.exchangeCompleted(exchange)
+            reported += 1
+        }
+        exchanges.removeFirst(reported)
+    }
+
+    private func setWriteInterest(_ wanted: Bool) {
+        if wanted {
+            if let writeSource {
+                if writeSuspended {
+                    writeSource.resume()
+                    writeSuspended = false
+                }
+            } else {
+                let source = DispatchSource.makeWriteSource(fileDescriptor: socket.descriptor, queue: queue)
+                source.setEventHandler { [unowned self] in writable() }
+                source.setCancelHandler { [self] in sourceCancelled() }
+                liveSources += 1
+                writeSource = source
+                source.activate()
+            }
+        } else if let writeSource, !writeSuspended {
+            writeSource.suspend()
+            writeSuspended = true
+        }
+    }
+
+    private func writable() {
+        guard !isClosed else { return }
+        let now = Self.now()
+        flush(now: now)
+        processInput(now: now)
+        updateInterest()
+    }
+
+    // MARK: - Actions
+
+    private func execute(_ action: ConnectionStateMachine.Action, now: UInt64) {
+        switch action {
+        case .none:
+            break
+        case .sendContinue:
+            output.append(contentsOf: ResponseSerializer.continueHead)
+            bytesQueued += ResponseSerializer.continueHead.count
+            machine.outputQueued(ResponseSerializer.continueHead.count, now: now)
+        case .fail(let error):
+            let method = headInProgress?.method ?? ""
+            let target = headInProgress?.target ?? ""
+            enqueue(error.response, omitBody: false, connection: .close, method: method, target: target,
+                  started: requestStarted ?? now, now: now)
+            requestStarted = nil
+            headInProgress = nil
+            flush(now: now)
+        case .close:
+            close()
+        case .startLinger:
+            socket.shutdownOutput()
+        case .notifyPeerGone:
+            for handler in closeWatch.takeHandlers(closing: false) { handler() }
+        }
+    }
+
+    /// Keeps the read source and the timer in line with the state machine.
+    private func updateInterest() {
+        guard !isClosed, let readSource else { return }
+        let wanted = machine.shouldRead(bufferedInput: parser.bufferedByteCount)
+        if wanted && readSuspended {
+            readSource.resume()
+            readSuspended = false
+        } else if !wanted && !readSuspended {
+            readSource.suspend()
+            readSuspended = true
+        }
+        scheduleTimer()
+    }
+
+    /// Moves the timer only when a deadline comes earlier than the one it is
+    /// set for; a later deadline is found when the early firing finds nothing
+    /// expired, so a keep-alive request costs no timer call.
+    private func scheduleTimer() {
+        guard let timer, let deadline = machine.deadline else { return }
+        if let scheduled = timerScheduledAt, scheduled <= deadline { return }
+        timerScheduledAt = deadline
+        timer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(10))
+    }
+
+    private func timerFired() {
+        guard !isClosed else { return }
+        timerScheduledAt = nil
+        let now = Self.now()
+        execute(machine.timerFired(now: now), now: now)
+        updateInterest()
+    }
+
+    // MARK: - Server calls
+
+    /// Shutdown: idle connections close now, busy ones after their answer.
+    func beginShutdown() {
+        queue.async { [self] in
+            guard !isClosed else { return }
+            let now = Self.now()
+            execute(machine.shutdownRequested(), now: now)
+            flush(now: now)
+            updateInterest()
+        }
+    }
+
+    /// The grace period is over: close whatever state the connection is in.
+    func forceClose() {
+        queue.async { [self] in close() }
+    }
+
+    // MARK: - Closing
+
+    /// Closes once: cancels the sources (the descriptor is closed when the
+    /// last cancel handler has run, as Dispatch requires) and runs the
+    /// pending request's `onClose` handlers.
+    private func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        machine.closed()
+        inFlight = nil
+        for handler in closeWatch.takeHandlers(closing: true) { handler() }
+        timer?.cancel()
+        timer = nil
+        if let readSource {
+            readSource.cancel()
+            if readSuspended { readSource.resume() }
+        }
+        if let writeSource {
+            writeSource.cancel()
+            if writeSuspended { writeSource.resume() }
+        }
+        if liveSources == 0 { finalClose() }
+    }
+
+    private func sourceCancelled() {
+        liveSources -= 1
+        if liveSources == 0 && isClosed { finalClose() }
+    }
+
+    private func finalClose() {
+        guard socket.isOpen else { return }
+        socket.close()
+        readSource = nil
+        writeSource = nil
+        output = []
+        exchanges = []
+        onClosed(self)
+    }
+}

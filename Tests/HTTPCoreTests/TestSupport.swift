@@ -1,0 +1,94 @@
+import Dispatch
+import Foundation
+import Synchronization
+@testable import HTTPCore
+
+/// A responder for loopback tests, routing on the path:
+/// - `/echo`: the request body back, method and target in `X-Method` / `X-Target`;
+/// - `/slow?ms=N`: answers `slow N` after N ms, from another queue;
+/// - `/hold`: never answers; records when its `onClose` handler runs;
+/// - anything else: `METHOD target` as the body.
+final class TestResponder: HTTPResponder {
+    let closeHandlersRun = Mutex(0)
+    let handled = Mutex(0)
+
+    func handle(_ request: HTTPRequest, context: any RequestContext,
+                respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        handled.withLock { $0 += 1 }
+        switch request.path {
+        case "/echo":
+            respond(HTTPResponse(status: .ok, headers: ["X-Method": request.method.rawValue, "X-Target": request.target],
+                                 body: request.body, route: "echo"))
+        case "/slow":
+            let milliseconds = Int(request.query?.split(separator: "=").last ?? "100") ?? 100
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+                respond(HTTPResponse(status: .ok, body: Array("slow \(milliseconds)".utf8), route: "slow"))
+            }
+        case "/hold":
+            context.onClose { [self] in closeHandlersRun.withLock { $0 += 1 } }
+        default:
+            respond(HTTPResponse(status: .ok, body: Array("\(request.method) \(request.target)".utf8), route: "default"))
+        }
+    }
+}
+
+/// Records what the server reports.
+final class RecordingObserver: HTTPServerObserver {
+    let exchanges = Mutex<[HTTPExchange]>([])
+    let counts = Mutex<[Int]>([])
+
+    func exchangeCompleted(_ exchange: HTTPExchange) { exchanges.withLock { $0.append(exchange) } }
+    func openConnectionsChanged(to count: Int) { counts.withLock { $0.append(count) } }
+}
+
+/// A running server on 127.0.0.1 and an ephemeral port, shut down afterwards.
+struct RunningServer {
+    let server: HTTPServer
+    let responder: TestResponder
+    let observer: RecordingObserver
+
+    var port: Int { server.port }
+
+    func client(timeout: Duration = .seconds(5)) throws -> HTTPClientConnection {
+        try HTTPClientConnection(port: port, timeout: timeout)
+    }
+
+    /// Polls (bounded) until `condition` holds; false if it never did.
+    func eventually(within: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + within
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return condition()
+    }
+}
+
+func withRunningServer<R>(limits: HTTPLimits = HTTPLimits(), maximumConnections: Int = 10_000,
+                          host: String = "127.0.0.1",
+                          _ body: (RunningServer) throws -> R) throws -> R {
+    let responder = TestResponder()
+    let observer = RecordingObserver()
+    let configuration = HTTPServerConfiguration(host: host, port: 0, maximumConnections: maximumConnections,
+                                                limits: limits)
+    let server = HTTPServer(configuration: configuration, responder: responder, observer: observer)
+    try server.start()
+    defer { shutdownAndWait(server, grace: .milliseconds(100)) }
+    return try body(RunningServer(server: server, responder: responder, observer: observer))
+}
+
+/// Shuts the server down and waits (bounded) for the completion.
+@discardableResult
+func shutdownAndWait(_ server: HTTPServer, grace: Duration) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    server.shutdown(gracePeriod: grace) { done.signal() }
+    return done.wait(timeout: .now() + .seconds(10)) == .success
+}
+
+extension HTTPClientConnection {
+    func sendRaw(_ text: String) throws { try sendRaw(Array(text.utf8)) }
+}
+
+func get(_ target: String, headers: HTTPHeaders = [:]) -> HTTPRequest {
+    HTTPRequest(method: .get, target: target, headers: headers)
+}
