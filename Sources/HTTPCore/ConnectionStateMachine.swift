@@ -211,6 +211,8 @@ struct ConnectionStateMachine: Sendable {
     var deadline: UInt64? {
         var result: UInt64?
         switch phase {
+        case .idle where pendingOutputBytes > 0:
+            result = nil  // not idle while an answer is still being written
         case .idle: result = phaseStart + (requestsReceived == 0 ? timeouts.head : timeouts.idle)
         case .readingHead: result = phaseStart + timeouts.head
         case .readingBody: result = phaseStart + timeouts.body
@@ -232,6 +234,8 @@ struct ConnectionStateMachine: Sendable {
             return .close
         }
         switch phase {
+        case .idle where pendingOutputBytes > 0:
+            return .none
         case .idle, .lingering:
             // A fresh connection that sent nothing, an idle keep-alive one, or
             // a linger that is over: nothing to answer, close quietly.

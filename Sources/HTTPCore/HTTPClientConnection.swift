@@ -184,6 +184,12 @@ public final class HTTPClientConnection {
         }
     }
 
+    /// Half-closes: the server reads end of input, and responses can still
+    /// be received (for truncated-request tests).
+    public func finishSending() {
+        socket.shutdownOutput()
+    }
+
     /// Closes the socket; later calls do nothing.
     public func close() {
         socket.close()

@@ -1,8 +1,9 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import HTTPCore
 
-@Suite("Loopback server and client")
+@Suite("Loopback: keep-alive, pipelining, versions")
 struct LoopbackTests {
     @Test func keepAliveReusesOneConnection() throws {
         try withRunningServer { running in
@@ -13,9 +14,152 @@ struct LoopbackTests {
                 #expect(response.status == 200)
                 #expect(response.bodyText == "GET /n/\(index)")
                 #expect(response.headers["Connection"] == nil)
-                #expect(response.headers["Date"] != nil)
+                #expect(response.headers["Date"]?.hasSuffix(" GMT") == true)
+                #expect(response.headers["Content-Length"] == "\("GET /n/\(index)".utf8.count)")
             }
             #expect(running.server.openConnectionCount == 1)
+        }
+    }
+
+    @Test func echoesBodies() throws {
+        try withRunningServer { running in
+            let client = try running.client()
+            defer { client.close() }
+            let body = Array((0..<50_000).map { UInt8(truncatingIfNeeded: $0 * 7) })
+            let response = try client.request(HTTPRequest(method: .post, target: "/echo", body: body))
+            #expect(response.status == 200)
+            #expect(response.body == body)
+            #expect(response.headers["X-Method"] == "POST")
+        }
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrderEvenWhenTheFirstIsSlow() throws {
+        try withRunningServer { running in
+            let client = try running.client()
+            defer { client.close() }
+            try client.sendRaw("GET /slow?ms=200 HTTP/1.1\r\n\r\nGET /n/2 HTTP/1.1\r\n\r\nPOST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nthree")
+            #expect(try client.receive().bodyText == "slow 200")
+            #expect(try client.receive().bodyText == "GET /n/2")
+            #expect(try client.receive().bodyText == "three")
+            // And the client's own pipelining: several sends, then receives.
+            for index in 0..<10 { try client.send(get("/p/\(index)")) }
+            for index in 0..<10 { #expect(try client.receive().bodyText == "GET /p/\(index)") }
+        }
+    }
+
+    @Test func http10ClosesUnlessAskedToKeepAlive() throws {
+        try withRunningServer { running in
+            let plain = try running.client()
+            defer { plain.close() }
+            try plain.sendRaw("GET /a HTTP/1.0\r\n\r\n")
+            let first = try plain.receive()
+            #expect(first.status == 200)
+            #expect(first.headers["Connection"] == "close")
+            #expect(plain.receiveIsClosed(within: .seconds(5)))
+
+            let kept = try running.client()
+            defer { kept.close() }
+            for _ in 0..<2 {
+                try kept.sendRaw("GET /b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+                let response = try kept.receive()
+                #expect(response.status == 200)
+                #expect(response.headers["Connection"] == "keep-alive")
+            }
+        }
+    }
+
+    @Test func connectionCloseIsHonoured() throws {
+        try withRunningServer { running in
+            let client = try running.client()
+            defer { client.close() }
+            let response = try client.request(get("/c", headers: ["Connection": "close"]))
+            #expect(response.status == 200)
+            #expect(response.headers["Connection"] == "close")
+            #expect(client.receiveIsClosed(within: .seconds(5)))
+            #expect(running.eventually { running.server.openConnectionCount == 0 })
+        }
+    }
+
+    @Test func headHasTheLengthOfGetButNoBody() throws {
+        try withRunningServer { running in
+            let client = try running.client()
+            defer { client.close() }
+            let head = try client.request(HTTPRequest(method: .head, target: "/big?n=1234"))
+            #expect(head.status == 200)
+            #expect(head.headers["Content-Length"] == "1234")
+            #expect(head.body.isEmpty)
+            // Had a body been sent, this answer would be read from its bytes.
+            let next = try client.request(get("/after"))
+            #expect(next.bodyText == "GET /after")
+        }
+    }
+
+    @Test func continueIsSentBeforeTheBody() throws {
+        try withRunningServer { running in
+            let client = try running.client()
+            defer { client.close() }
+            try client.sendRaw("POST /echo HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+            let interim = try client.receive()
+            #expect(interim.status == 100)
+            try client.sendRaw("hello")
+            let final = try client.receive()
+            #expect(final.status == 200)
+            #expect(final.bodyText == "hello")
+            // A body sent along with the head needs no 100.
+            try client.sendRaw("POST /echo HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi")
+            #expect(try client.receive().status == 200)
+        }
+    }
+
+    @Test func aHeadThatFailsGetsItsErrorInsteadOfContinue() throws {
+        try withRunningServer(limits: HTTPLimits(maximumBodyBytes: 100)) { running in
+            let client = try running.client()
+            defer { client.close() }
+            try client.sendRaw("POST /echo HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 101\r\n\r\n")
+            let response = try client.receive()
+            #expect(response.status == 413)
+            #expect(response.bodyText.contains(#""code":"payload_too_large""#))
+        }
+    }
+
+    @Test func chunkedRequestBodiesAreDecoded() throws {
+        try withRunningServer { running in
+            let client = try running.client()
+            defer { client.close() }
+            try client.sendRaw("POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+            try client.sendRaw("6;ext=1\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n")
+            let response = try client.receive()
+            #expect(response.status == 200)
+            #expect(response.bodyText == "hello world")
+            #expect(try client.request(get("/next")).bodyText == "GET /next")
+        }
+    }
+
+    @Test func servesIPv6Loopback() throws {
+        guard SocketAddress(host: "::1", port: 0) != nil,
+              (try? HTTPServer(configuration: .init(host: "::1", port: 0), responder: TestResponder()).start()) != nil
+        else { return }
+        try withRunningServer(host: "::1") { running in
+            let client = try HTTPClientConnection(host: "::1", port: running.port)
+            defer { client.close() }
+            #expect(try client.request(get("/six")).bodyText == "GET /six")
+        }
+    }
+
+    @Test func theObserverSeesEveryExchangeAndConnectionCount() throws {
+        try withRunningServer { running in
+            let client = try running.client()
+            #expect(try client.request(get("/one")).status == 200)
+            try client.sendRaw("BAD\r\n\r\n")
+            #expect(try client.receive().status == 400)
+            client.close()
+            #expect(running.eventually { running.observer.exchanges.withLock { $0.count } == 2 })
+            let exchanges = running.observer.exchanges.withLock { $0 }
+            #expect(exchanges.map(\.status) == [200, 400])
+            #expect(exchanges.map(\.route) == ["default", nil])
+            #expect(exchanges[0].method == "GET" && exchanges[0].target == "/one" && exchanges[0].bytes == 8)
+            #expect(running.eventually { running.observer.counts.withLock { $0.last } == 0 })
+            #expect(running.observer.counts.withLock { $0.first } == 1)
         }
     }
 }

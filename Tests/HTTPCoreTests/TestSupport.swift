@@ -6,6 +6,7 @@ import Synchronization
 /// A responder for loopback tests, routing on the path:
 /// - `/echo`: the request body back, method and target in `X-Method` / `X-Target`;
 /// - `/slow?ms=N`: answers `slow N` after N ms, from another queue;
+/// - `/big?n=N`: N bytes of body;
 /// - `/hold`: never answers; records when its `onClose` handler runs;
 /// - anything else: `METHOD target` as the body.
 final class TestResponder: HTTPResponder {
@@ -24,6 +25,9 @@ final class TestResponder: HTTPResponder {
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
                 respond(HTTPResponse(status: .ok, body: Array("slow \(milliseconds)".utf8), route: "slow"))
             }
+        case "/big":
+            let count = Int(request.query?.split(separator: "=").last ?? "0") ?? 0
+            respond(HTTPResponse(status: .ok, body: [UInt8](repeating: UInt8(ascii: "x"), count: count), route: "big"))
         case "/hold":
             context.onClose { [self] in closeHandlersRun.withLock { $0 += 1 } }
         default:

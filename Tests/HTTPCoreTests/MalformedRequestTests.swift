@@ -1,0 +1,125 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import HTTPCore
+
+/// Raw bytes in, the contract's error out, then the connection closes.
+@Suite("Loopback: malformed requests and limits")
+struct MalformedRequestTests {
+    private func expectError(_ raw: String, status: Int, code: String,
+                             limits: HTTPLimits = HTTPLimits()) throws {
+        try withRunningServer(limits: limits) { running in
+            let client = try running.client()
+            defer { client.close() }
+            try client.sendRaw(raw)
+            let response = try client.receive()
+            #expect(response.status == status, "\(raw.debugDescription)")
+            #expect(response.bodyText.contains(#"{"error":{"code":"\#(code)","message":"#), "\(response.bodyText)")
+            #expect(response.headers["Content-Type"] == "application/json; charset=utf-8")
+            #expect(response.headers["Connection"] == "close")
+            #expect(client.receiveIsClosed(within: .seconds(5)))
+        }
+    }
+
+    @Test func garbageRequestLine() throws {
+        try expectError("HELLO THERE\r\n\r\n", status: 400, code: "bad_request")
+    }
+
+    @Test func binaryGarbage() throws {
+        try expectError(String(decoding: [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x0d, 0x0a, 0x0d, 0x0a], as: UTF8.self),
+                        status: 400, code: "bad_request")
+    }
+
+    @Test func unsupportedVersion() throws {
+        try expectError("GET / HTTP/2.0\r\n\r\n", status: 505, code: "http_version_not_supported")
+    }
+
+    @Test func badHeaderSyntax() throws {
+        try expectError("GET / HTTP/1.1\r\nBad Name: x\r\n\r\n", status: 400, code: "bad_request")
+    }
+
+    @Test func unsupportedTransferEncoding() throws {
+        try expectError("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", status: 501, code: "not_implemented")
+    }
+
+    @Test func unsupportedExpectation() throws {
+        try expectError("POST / HTTP/1.1\r\nExpect: tea\r\n\r\n", status: 417, code: "expectation_failed")
+    }
+
+    @Test func oversizeHeaders() throws {
+        let filler = String(repeating: "x", count: 17 * 1024)
+        try expectError("GET / HTTP/1.1\r\nX-Big: \(filler)\r\n\r\n", status: 431, code: "headers_too_large")
+    }
+
+    @Test func aHeadThatNeverEndsIsRefusedAtTheLimit() throws {
+        try withRunningServer { running in
+            let client = try running.client()
+            defer { client.close() }
+            try client.sendRaw("GET / HTTP/1.1\r\nX-Endless: ")
+            let chunk = String(repeating: "y", count: 1024)
+            var response: HTTPClientResponse? = nil
+            for _ in 0..<64 {
+                do {
+                    try client.sendRaw(chunk)
+                } catch {
+                    break  // the server closed after answering
+                }
+            }
+            response = try client.receive()
+            #expect(response?.status == 431)
+        }
+    }
+
+    @Test func oversizeBodyIsAnsweredBeforeTheBodyIsSent() throws {
+        try withRunningServer { running in
+            let client = try running.client()
+            defer { client.close() }
+            try client.sendRaw("POST /echo HTTP/1.1\r\nContent-Length: 10000000\r\n\r\n")
+            let response = try client.receive()
+            #expect(response.status == 413)
+            #expect(response.bodyText.contains("payload_too_large"))
+            #expect(client.receiveIsClosed(within: .seconds(5)))
+            #expect(running.responder.handled.withLock { $0 } == 0)
+        }
+    }
+
+    @Test func oversizeChunkedBody() throws {
+        let chunk = String(repeating: "z", count: 0x8000)
+        try expectError("POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n8000\r\n\(chunk)\r\n8000\r\n\(chunk)\r\n1\r\n",
+                        status: 413, code: "payload_too_large")
+    }
+
+    @Test func truncatedBodyThenHalfClose() throws {
+        try withRunningServer { running in
+            let client = try running.client()
+            defer { client.close() }
+            try client.sendRaw("POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc")
+            client.finishSending()
+            let response = try client.receive()
+            #expect(response.status == 400)
+            #expect(client.receiveIsClosed(within: .seconds(5)))
+            #expect(running.responder.handled.withLock { $0 } == 0)
+            #expect(running.eventually { running.server.openConnectionCount == 0 })
+        }
+    }
+
+    @Test func truncatedBodyThenAbort() throws {
+        try withRunningServer { running in
+            let client = try running.client()
+            try client.sendRaw("POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc")
+            client.close()
+            #expect(running.eventually { running.server.openConnectionCount == 0 })
+            #expect(running.responder.handled.withLock { $0 } == 0)
+            let other = try running.client()
+            defer { other.close() }
+            #expect(try other.request(get("/ok")).status == 200)
+        }
+    }
+
+    @Test func requestSmugglingShapesAreRefused() throws {
+        try expectError("POST / HTTP/1.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                        status: 400, code: "bad_request")
+        try expectError("POST / HTTP/1.1\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\nabcde",
+                        status: 400, code: "bad_request")
+    }
+}
