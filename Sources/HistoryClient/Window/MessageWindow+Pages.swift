@@ -12,6 +12,7 @@ extension MessageWindow {
     /// flight: its cursor is not the window's edge any more) changes nothing.
     /// A message the window already holds is kept once, in its higher version.
     public mutating func apply(_ page: HistoryPage, for request: WindowRequest) -> [WindowChange] {
+        defer { newestReadVersion = Swift.max(newestReadVersion, page.version) }
         switch request.cursor {
         case .newest:
             return replace(with: page, change: .replaced)
@@ -70,13 +71,12 @@ extension MessageWindow {
            !hasOlder || page.messages.isEmpty || (oldestID ?? .max) <= pageNewest {
             rows += messages.filter { $0.id > pageNewest }
         }
-        let wasStale = page.version < eventVersion
         messages = rows
         isLoaded = true
         hasOlder = page.hasOlder
         noteKnown(page.newestID)
         attachedToTail = !page.hasNewer && (newestKnownID ?? .min) <= (messages.last?.id ?? .min)
-        if wasStale { noteStaleRows(page.messages, readAt: page.version) }
+        noteStaleRows(page.messages, readAt: page.version)
         return [change] + trimToCapacity(at: attachedToTail ? .oldest : .newest)
     }
 
@@ -90,9 +90,11 @@ extension MessageWindow {
 
     /// Rows read before the feed's position may miss edits and deletes the
     /// feed already delivered (and the window ignored, the rows not being
-    /// loaded then): ask for exactly those rows' changes since the read.
+    /// loaded then); rows read before another page may be older than that
+    /// page showed: ask for exactly those rows' changes since the read.
     private mutating func noteStaleRows(_ rows: [HistoryMessage], readAt version: Int64) {
-        guard version < eventVersion, let first = rows.first, let last = rows.last else { return }
+        guard version < Swift.max(eventVersion, newestReadVersion), let first = rows.first, let last = rows.last
+        else { return }
         pendingRefreshes.append(WindowRefresh(since: version, minID: first.id, maxID: last.id))
     }
 }

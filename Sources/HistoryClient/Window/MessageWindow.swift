@@ -35,6 +35,10 @@ public struct MessageWindow: Hashable, Sendable {
     /// The live feed's position: every event up to this version was handed
     /// to ``apply(_:through:)``. Pages read before it may carry stale rows.
     public internal(set) var eventVersion: Int64 = 0
+    /// The newest version any applied page was read at. A page read before
+    /// it (answers can arrive out of order) may carry rows older than ones
+    /// the window already showed.
+    public internal(set) var newestReadVersion: Int64 = 0
     /// Row ranges to re-read from the event feed; see ``WindowRefresh``.
     public internal(set) var pendingRefreshes: [WindowRefresh] = []
 
