@@ -84,16 +84,16 @@ public struct Router: Sendable {
         }
     }
 
-    /// The methods a path takes, for `Allow`: HEAD beside GET.
+    /// The methods a path takes, for `Allow`: HEAD beside GET, in the
+    /// order RFC 9110 lists methods, whatever order the routes were added in.
     private func allowedMethods(of route: Route) -> [HTTPMethod] {
-        var methods: [HTTPMethod] = []
-        for entry in route.methods where !methods.contains(entry.method) {
-            methods.append(entry.method)
-            if entry.method == .get && !route.methods.contains(where: { $0.method == .head }) {
-                methods.append(.head)
-            }
+        var methods = route.methods.map(\.method)
+        if methods.contains(.get) && !methods.contains(.head) { methods.append(.head) }
+        let order: [HTTPMethod] = [.get, .head, .post, .put, .patch, .delete, .options]
+        var seen: Set<HTTPMethod> = []
+        return methods.filter { seen.insert($0).inserted }.sorted {
+            (order.firstIndex(of: $0) ?? order.count, $0.rawValue) < (order.firstIndex(of: $1) ?? order.count, $1.rawValue)
         }
-        return methods
     }
 
     private func match(_ path: Substring) -> (Route, [String?])? {

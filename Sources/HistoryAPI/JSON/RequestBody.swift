@@ -43,11 +43,13 @@ public struct RequestBody: Sendable {
     }
 
     /// A string, or nil when absent or null.
-    public func optionalString(_ name: String) throws(APIError) -> String? {
+    /// - Parameter code: the error code's field when it differs from the
+    ///   key (`id` of a new conversation is `invalid_conversation_id`).
+    public func optionalString(_ name: String, code: String? = nil) throws(APIError) -> String? {
         switch fields[name] {
         case .string(let text): return text
         case nil, .null?: return nil
-        case let other?: throw APIError.invalidField(name, "\(name) must be a string or null, not \(other.typeName)")
+        case let other?: throw APIError.invalidField(code ?? name, "\(name) must be a string or null, not \(other.typeName)")
         }
     }
 

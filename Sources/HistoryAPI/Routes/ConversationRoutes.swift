@@ -20,7 +20,7 @@ struct ConversationRoutes {
     private func create(_ request: APIRequest) throws(APIError) {
         let body = try RequestBody(request.http.body, emptyMeansEmptyObject: true)
         var id: ConversationID?
-        if let text = try body.optionalString("id") {
+        if let text = try body.optionalString("id", code: "conversation_id") {
             guard let valid = ConversationID(text) else {
                 throw APIError.invalidField("conversation_id", "id must be 1 to 64 characters of [A-Za-z0-9_-]")
             }

@@ -1,0 +1,99 @@
+import Dispatch
+import HTTPCore
+import HistoryStore
+
+/// The whole server, wired: store, API, HTTP server, metrics and logs.
+///
+/// `history-server`'s `main.swift` runs one; tests start one in-process on
+/// port 0 over a store in a temporary folder, so they exercise exactly what
+/// ships.
+///
+/// ```swift
+/// let app = try HistoryApplication(configuration: ServerConfiguration(port: 0, databasePath: path))
+/// try app.start()
+/// print(app.port)
+/// app.shutdown { /* closed */ }
+/// ```
+public final class HistoryApplication: Sendable {
+    public static let version = "1.0.0"
+
+    public let configuration: ServerConfiguration
+    public let store: any HistoryStore
+    public let metrics: Metrics
+    public let logger: Logger
+    private let responder: APIResponder
+    private let accessLog: AccessLog?
+    private let server: HTTPServer
+
+    /// Opens the store (creating and migrating it when needed); does not listen yet.
+    /// - Throws: `StoreError` when the database cannot be opened.
+    public init(configuration: ServerConfiguration, logger: Logger? = nil) throws(StoreError) {
+        let logger = logger ?? Logger(level: configuration.logLevel)
+        let metrics = Metrics()
+        let storeConfiguration = StoreConfiguration(path: configuration.databasePath,
+                                                    durability: configuration.durability,
+                                                    onBatchCommitted: { size in metrics.recordBatch(size: size) })
+        let store = try SQLiteHistoryStore(configuration: storeConfiguration)
+        let accessLog = configuration.accessLog ? AccessLog() : nil
+        let responder = APIResponder(store: store, metrics: metrics, logger: logger, accessLog: accessLog)
+        let httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
+                                                        maximumConnections: configuration.maximumConnections)
+        self.configuration = configuration
+        self.store = store
+        self.metrics = metrics
+        self.logger = logger
+        self.responder = responder
+        self.accessLog = accessLog
+        self.server = HTTPServer(configuration: httpConfiguration, responder: responder, observer: responder)
+    }
+
+    /// Binds and listens; returns once connections are accepted.
+    /// - Throws: the HTTP server's error when the address cannot be bound;
+    ///   the store is closed then.
+    public func start() throws {
+        do {
+            try server.start()
+        } catch {
+            store.close()
+            throw error
+        }
+        logger.debug("listening on \(address)")
+    }
+
+    /// The bound port (the real one when configured with 0).
+    public var port: Int { server.port }
+
+    /// `http://host:port`, IPv6 literals in brackets.
+    public var address: String {
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return "http://\(host):\(port)"
+    }
+
+    /// The one line `history-server` prints when it is ready.
+    public var startupLine: String {
+        "history-server \(Self.version) listening on \(address) database \(configuration.databasePath)"
+    }
+
+    /// Graceful stop: stop accepting and close idle connections; answer
+    /// every parked long-poll; let requests in flight finish within
+    /// `gracePeriod`; then close the store (finishing queued writes) and
+    /// flush the access log. `completion` runs once, when all of it is done.
+    public func shutdown(gracePeriod: Duration = .seconds(5), completion: @escaping @Sendable () -> Void) {
+        logger.info("shutting down: draining for at most \(gracePeriod)")
+        server.shutdown(gracePeriod: gracePeriod) { [store, accessLog, logger] in
+            store.close()
+            accessLog?.flushAndWait()
+            logger.info("stopped")
+            completion()
+        }
+        // After the server stopped accepting, so these answers carry `Connection: close`.
+        responder.drainLongPolls()
+    }
+
+    /// Blocking form of `shutdown`, for tests and `main`.
+    public func shutdownAndWait(gracePeriod: Duration = .seconds(5)) {
+        let done = DispatchSemaphore(value: 0)
+        shutdown(gracePeriod: gracePeriod) { done.signal() }
+        done.wait()
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import HTTPCore
+import HistoryAPI
+import HistoryStore
+import Testing
+
+@Suite("API: pages")
+struct PageAPITests {
+    /// A conversation "c" of `count` messages; returns their ids ascending.
+    private func seed(_ client: HTTPClientConnection, count: Int) throws -> [Int] {
+        try client.createConversation("c")
+        // Another conversation's messages interleave the global ids.
+        try client.createConversation("other")
+        var ids: [Int] = []
+        for index in 0..<count {
+            ids.append(try client.appendMessage("c", body: "m\(index)"))
+            if index % 3 == 0 { try client.appendMessage("other") }
+        }
+        return ids
+    }
+
+    private func page(_ client: HTTPClientConnection, _ query: String) throws -> (ids: [Int], object: [String: Any]) {
+        let response = try client.get("/v1/conversations/c/messages\(query)")
+        #expect(response.status == 200, "\(query): \(response.text)")
+        return (try response.messageIDs(), try response.object())
+    }
+
+    @Test func newestBeforeAfterAndBetween() throws {
+        try withRunningServer { client in
+            let ids = try seed(client, count: 30)
+            let newest = try page(client, "?limit=10")
+            #expect(newest.ids == Array(ids[20...]))
+            #expect(newest.object["has_older"] as? Bool == true)
+            #expect(newest.object["has_newer"] as? Bool == false)
+            #expect(newest.object["oldest_id"] as? Int == ids[20])
+            #expect(newest.object["newest_id"] as? Int == ids[29])
+            #expect(newest.object["version"] as? Int == 30)
+            #expect(newest.object["anchor"] == nil && newest.object["reset"] == nil)
+
+            let before = try page(client, "?limit=10&before=\(ids[20])")
+            #expect(before.ids == Array(ids[10..<20]))
+            #expect(before.object["has_older"] as? Bool == true)
+            #expect(before.object["has_newer"] as? Bool == true)
+
+            let bottom = try page(client, "?before=\(ids[3])")
+            #expect(bottom.ids == Array(ids[0..<3]))
+            #expect(bottom.object["has_older"] as? Bool == false)
+
+            let after = try page(client, "?limit=5&after=\(ids[24])")
+            #expect(after.ids == Array(ids[25...]))
+            #expect(after.object["has_newer"] as? Bool == false)
+            #expect(after.object["has_older"] as? Bool == true)
+
+            let between = try page(client, "?limit=3&after=\(ids[4])&before=\(ids[12])")
+            #expect(between.ids == Array(ids[5..<8]))
+            #expect(between.object["has_older"] as? Bool == false)
+            #expect(between.object["has_newer"] as? Bool == true)
+
+            let defaultLimit = try page(client, "")
+            #expect(defaultLimit.ids == ids)
+            #expect(defaultLimit.object["has_older"] as? Bool == false)
+
+            let empty = try page(client, "?before=\(ids[0])")
+            #expect(empty.ids.isEmpty)
+            #expect(empty.object["oldest_id"] is NSNull)
+            #expect(empty.object["newest_id"] is NSNull)
+        }
+    }
+
+    @Test func aroundPlacesTheAnchorAndReportsItsIndex() throws {
+        try withRunningServer { client in
+            let ids = try seed(client, count: 30)
+            let middle = try page(client, "?limit=6&around=\(ids[15])")
+            #expect(middle.ids == Array(ids[12..<18]))
+            let anchor = try #require(middle.object["anchor"] as? [String: Any])
+            #expect(anchor["id"] as? Int == ids[15])
+            #expect(anchor["found"] as? Bool == true)
+            #expect(anchor["index"] as? Int == 3)
+
+            let nearTop = try page(client, "?limit=6&around=\(ids[1])")
+            #expect(nearTop.ids == Array(ids[0..<6]))
+            #expect((nearTop.object["anchor"] as? [String: Any])?["index"] as? Int == 1)
+
+            // An id of the other conversation is a position here, not a message.
+            let otherID = ids[15] + 1
+            let missing = try page(client, "?limit=4&around=\(otherID)")
+            let missingAnchor = try #require(missing.object["anchor"] as? [String: Any])
+            #expect(missingAnchor["found"] as? Bool == false)
+            #expect(missingAnchor["index"] is NSNull)
+        }
+    }
+
+    @Test func afterWithWindowResetsOnlyWhenTooFarBehind() throws {
+        try withRunningServer { client in
+            let ids = try seed(client, count: 30)
+            let near = try page(client, "?limit=10&after=\(ids[25])&window=10")
+            #expect(near.object["reset"] as? Bool == false)
+            #expect(near.ids == Array(ids[26...]))
+            let far = try page(client, "?limit=10&after=\(ids[2])&window=10")
+            #expect(far.object["reset"] as? Bool == true)
+            #expect(far.ids == Array(ids[20...]))
+            #expect(far.object["has_newer"] as? Bool == false)
+        }
+    }
+
+    @Test(arguments: [
+        ("?before=0", "invalid_cursor"), ("?before=-1", "invalid_cursor"), ("?after=abc", "invalid_cursor"),
+        ("?around=9223372036854775808", "invalid_cursor"), ("?before=", "invalid_cursor"), ("?before=1&before=2", "invalid_cursor"),
+        ("?before=1.5", "invalid_cursor"), ("?before=%zz", "invalid_cursor"), ("?before=+1", "invalid_cursor"),
+        ("?limit=0", "invalid_limit"), ("?limit=201", "invalid_limit"), ("?limit=x", "invalid_limit"),
+        ("?limit=5&limit=5", "invalid_limit"), ("?limit=-5", "invalid_limit"), ("?limit=99999999999999999999", "invalid_limit"),
+        ("?around=5&before=9", "conflicting_cursors"), ("?around=5&after=1", "conflicting_cursors"),
+        ("?window=10", "invalid_window"), ("?before=5&window=10", "invalid_window"),
+        ("?after=5&before=9&window=10", "invalid_window"), ("?around=5&window=10", "invalid_window"),
+        ("?after=5&window=0", "invalid_window"), ("?after=5&window=10001", "invalid_window"),
+        ("?after=5&window=x", "invalid_window"), ("?after=5&window=1&window=2", "invalid_window"),
+    ])
+    func invalidPageParameters(_ query: String, _ code: String) throws {
+        try withRunningServer { client in
+            try client.createConversation("c")
+            expectError(try client.get("/v1/conversations/c/messages\(query)"), 400, code)
+        }
+    }
+
+    @Test func unknownParametersAreIgnoredAndLimitsAreInclusive() throws {
+        try withRunningServer { client in
+            let ids = try seed(client, count: 3)
+            #expect(try page(client, "?foo=1&foo=2&limit=200").ids == ids)
+            #expect(try page(client, "?limit=1").ids == [ids[2]])
+            #expect(try page(client, "?after=\(ids[0])&window=10000&limit=1").object["reset"] as? Bool == false)
+        }
+    }
+}

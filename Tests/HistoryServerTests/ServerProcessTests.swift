@@ -1,0 +1,126 @@
+import Dispatch
+import Foundation
+import HTTPCore
+import Synchronization
+import Testing
+
+@Suite("history-server as a process")
+struct ServerProcessTests {
+    @Test func helpExitsZeroWithUsage() throws {
+        let result = try ServerProcess.run(["--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("USAGE:"))
+        #expect(result.stdout.contains("OPTIONS:"))
+        #expect(result.stdout.contains("--access-log"))
+    }
+
+    @Test(arguments: [["--port", "http"], ["--durability", "sometimes"], ["--unknown"]])
+    func badFlagsExitTwoWithAMessage(_ arguments: [String]) throws {
+        let result = try ServerProcess.run(arguments)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("error"))
+        #expect(result.stderr.contains(arguments[0]))
+    }
+
+    @Test func printsOneLineWithAddressDatabaseAndVersion() throws {
+        let folder = try TemporaryFolder()
+        let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"])
+        defer { server.stop() }
+        #expect(server.startupLine == "history-server 1.0.0 listening on http://127.0.0.1:\(server.port) database \(folder.databasePath)")
+        let client = try server.connect()
+        defer { client.close() }
+        #expect(try client.request(HTTPRequest(method: .get, target: "/healthz")).status == 200)
+        #expect(FileManager.default.fileExists(atPath: folder.databasePath))
+    }
+
+    @Test func accessLogWritesOneLinePerRequest() throws {
+        let folder = try TemporaryFolder()
+        let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath])
+        defer { server.stop() }
+        let client = try server.connect()
+        defer { client.close() }
+        _ = try client.request(HTTPRequest(method: .get, target: "/nope?x=1"))
+        let logged = eventually(seconds: 5) { server.stdoutText.contains("GET /nope?x=1 404 ") }
+        #expect(logged, "\(server.stdoutText)")
+    }
+
+    /// SIGTERM: a parked long-poll is answered, then the process exits 0.
+    @Test func sigtermAnswersParkedLongPollsAndExitsZero() throws {
+        let folder = try TemporaryFolder()
+        let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"])
+        defer { server.stop() }
+        let client = try server.connect(timeout: .seconds(30))
+        defer { client.close() }
+        #expect(try client.post("/v1/conversations", #"{"id":"term"}"#).status == 201)
+        try client.send(HTTPRequest(method: .get, target: "/v1/conversations/term/events?wait=30"))
+        let probe = try server.connect()
+        defer { probe.close() }
+        let parked = eventually(seconds: 10) {
+            let metrics = (try? probe.request(HTTPRequest(method: .get, target: "/metrics")).text) ?? ""
+            return metrics.contains("history_parked_long_polls 1")
+        }
+        #expect(parked)
+        probe.close()
+        server.send(signal: SIGTERM)
+        let answer = try client.receive()
+        #expect(answer.status == 200)
+        #expect(try answer.object()["version"] as? Int == 0)
+        #expect(server.waitForExit(timeout: .seconds(15)) == 0, "\(server.stderrText)")
+    }
+
+    /// Guarantee 3: every message whose POST was answered 2xx survives `kill -9`.
+    @Test func everyAnsweredPostSurvivesKillNine() throws {
+        let folder = try TemporaryFolder()
+        let arguments = ["--port", "0", "--database", folder.databasePath, "--access-log", "off", "--durability", "full"]
+        let server = try ServerProcess(arguments: arguments)
+        defer { server.stop() }
+        let setup = try server.connect()
+        #expect(try setup.post("/v1/conversations", #"{"id":"durable"}"#).status == 201)
+        setup.close()
+
+        let acknowledged = Mutex<[String: Int]>([:])  // client_id -> id
+        let group = DispatchGroup()
+        for poster in 0..<4 {
+            group.enter()
+            DispatchQueue.global().async {
+                defer { group.leave() }
+                guard let client = try? server.connect(timeout: .seconds(5)) else { return }
+                defer { client.close() }
+                for index in 0..<100_000 {
+                    let clientID = "p\(poster)-\(index)"
+                    let body = #"{"sender":"p\#(poster)","body":"message \#(index)","client_id":"\#(clientID)"}"#
+                    guard let response = try? client.post("/v1/conversations/durable/messages", body),
+                          (200..<300).contains(response.status),
+                          let id = (try? response.object())?["id"] as? Int else { return }
+                    acknowledged.withLock { $0[clientID] = id }
+                }
+            }
+        }
+        // Kill mid-stream, once a good number of posts were answered.
+        let enough = eventually(seconds: 30) { acknowledged.withLock { $0.count } >= 300 }
+        #expect(enough)
+        server.send(signal: SIGKILL)
+        #expect(server.waitForExit(timeout: .seconds(10)) != nil)
+        #expect(group.wait(timeout: .now() + .seconds(30)) == .success)
+        let answered = acknowledged.withLock { $0 }
+
+        let restarted = try ServerProcess(arguments: arguments)
+        defer { restarted.stop() }
+        let reader = try restarted.connect()
+        defer { reader.close() }
+        var stored: [String: Int] = [:]
+        var target = "/v1/conversations/durable/messages?limit=200"
+        for _ in 0..<10_000 {
+            let page = try reader.request(HTTPRequest(method: .get, target: target)).object()
+            let messages = page["messages"] as? [[String: Any]] ?? []
+            for message in messages {
+                if let clientID = message["client_id"] as? String, let id = message["id"] as? Int { stored[clientID] = id }
+            }
+            guard page["has_older"] as? Bool == true, let oldest = messages.first?["id"] as? Int else { break }
+            target = "/v1/conversations/durable/messages?limit=200&before=\(oldest)"
+        }
+        let missing = answered.filter { stored[$0.key] != $0.value }
+        #expect(missing.isEmpty, "lost \(missing.count) of \(answered.count) answered posts")
+        #expect(stored.count >= answered.count)
+    }
+}
