@@ -1,0 +1,114 @@
+/// The fixed suite behind README's performance table: each row one short
+/// `run` with fixed settings, so figures from two machines or two commits
+/// compare. Every row still checks the answers; a row with a violation is
+/// marked in the table.
+struct BenchSuite {
+    struct Settings: Sendable {
+        var endpoint: ServerEndpoint
+        var duration: Duration = .seconds(5)
+        var clients = 32
+        var posters = 64
+        var longPolls = 1_000
+        var longPollConversations = 100
+        var idleConnections = 1_000
+        var progress = true
+    }
+
+    struct Row: Sendable {
+        var name: String
+        var command: String
+        var report: LoadReport
+        /// The figure the row is about: requests, posts or deliveries per second.
+        var rate: Double
+        var p50: Double
+        var p99: Double
+        var p999: Double
+        var note: String
+    }
+
+    let settings: Settings
+
+    func run(log: (String) -> Void) throws -> [Row] {
+        let s = settings
+        let url = s.endpoint.description
+        let seconds = "\(Int(s.duration.secondsDouble))s"
+        var rows: [Row] = []
+        let catalog = try ConversationCatalog.discover(endpoint: s.endpoint, prefix: "load-", maximum: 100_000)
+        guard let largest = catalog.largest else { throw LoadError("no load-0000 on \(url): seed first") }
+
+        func plan(_ scenario: Scenario, clients: Int) -> LoadPlan {
+            var plan = LoadPlan(endpoint: s.endpoint, scenario: scenario, clients: clients, duration: s.duration)
+            plan.progress = s.progress
+            return plan
+        }
+        func measure(_ name: String, _ plan: LoadPlan, command: String, kind: String, note: (LoadReport) -> String) throws -> Row {
+            log("bench: \(name)")
+            let report = try LoadRun.execute(plan, catalog: catalog)
+            let row = report.kinds.first { $0.kind == kind }
+            let violations = report.violationCount + report.ackedPostsMissing
+            let extra = violations > 0 ? " **\(violations) violations**" : ""
+            let errors = report.errorCount > 0 ? " (\(report.errorCount) errors)" : ""
+            return Row(name: name, command: command, report: report, rate: row?.perSecond ?? 0, p50: row?.p50Ms ?? 0,
+                       p99: row?.p99Ms ?? 0, p999: row?.p999Ms ?? 0, note: note(report) + errors + extra)
+        }
+
+        let deep = try measure("Deep `before` pages, \(largest.id) (\(Format.grouped(Int(largest.messageCount))) messages)",
+                               plan(.deep, clients: s.clients),
+                               command: "run --url \(url) --scenario deep --clients \(s.clients) --duration \(seconds)",
+                               kind: RequestKind.beforePage.name) { _ in "\(s.clients) connections" }
+        rows.append(deep)
+        rows.append(try measure("Newest page, \(largest.id)", plan(.newest, clients: s.clients),
+                                command: "run --url \(url) --scenario newest --clients \(s.clients) --duration \(seconds)",
+                                kind: RequestKind.newestPage.name) { report in
+            "\(Format.fixed(deep.rate > 0 ? (report.requestsPerSecond / deep.report.requestsPerSecond - 1) * 100 : 0, 0))% vs deep"
+        })
+        let shorts = catalog.short().count
+        rows.append(try measure("Newest page, random short conversation (\(shorts) of them)", plan(.short, clients: s.clients),
+                                command: "run --url \(url) --scenario short --clients \(s.clients) --duration \(seconds)",
+                                kind: RequestKind.newestPage.name) { report in
+            "\(Format.fixed(deep.rate > 0 ? (report.requestsPerSecond / deep.report.requestsPerSecond - 1) * 100 : 0, 0))% vs deep"
+        })
+        var posts = plan(.post, clients: s.posters)
+        posts.settings.liveConversations = max(1, min(64, catalog.entries.count))
+        rows.append(try measure("Appends, \(s.posters) posters", posts,
+                                command: "run --url \(url) --scenario post --clients \(s.posters) --live-conversations \(posts.settings.liveConversations) --duration \(seconds)",
+                                kind: RequestKind.post.name) { report in
+            "\(Format.grouped(report.ackedPostsReadable)) of \(Format.grouped(report.ackedPosts)) acked read back"
+        })
+        var tail = plan(.tail, clients: s.longPolls)
+        tail.settings.liveConversations = max(1, min(s.longPollConversations, catalog.entries.count))
+        tail.writers = 8
+        tail.rate = 200
+        rows.append(try measure("Post-to-delivery, \(s.longPolls) long-polls parked on \(tail.settings.liveConversations) conversations",
+                                tail,
+                                command: "run --url \(url) --scenario tail --clients \(s.longPolls) --live-conversations \(tail.settings.liveConversations) --writers 8 --rate 200 --duration \(seconds)",
+                                kind: RequestKind.delivery.name) { report in
+            "\(Format.grouped(Int(report.kinds.first { $0.kind == RequestKind.post.name }?.count ?? 0))) posts delivered to their waiters"
+        })
+        var idle = plan(.deep, clients: s.clients)
+        idle.idleConnections = s.idleConnections
+        rows.append(try measure("Deep pages with \(Format.grouped(s.idleConnections)) idle keep-alive connections open", idle,
+                                command: "run --url \(url) --scenario deep --clients \(s.clients) --connections \(s.idleConnections) --duration \(seconds)",
+                                kind: RequestKind.beforePage.name) { report in
+            "\(report.idleConnectionsOpen) idle open; "
+                + "\(Format.fixed(deep.rate > 0 ? (report.requestsPerSecond / deep.report.requestsPerSecond - 1) * 100 : 0, 1))% throughput vs no idle"
+        })
+        return rows
+    }
+
+    static func markdown(_ rows: [Row]) -> String {
+        var lines = [
+            "| benchmark | per second | p50 ms | p99 ms | p99.9 ms | notes |",
+            "|---|---:|---:|---:|---:|---|",
+        ]
+        for row in rows {
+            lines.append("| \(row.name) | \(Format.grouped(Int(row.rate.rounded()))) | \(Format.fixed(row.p50, 2)) | "
+                         + "\(Format.fixed(row.p99, 2)) | \(Format.fixed(row.p999, 2)) | \(row.note) |")
+        }
+        lines.append("")
+        lines.append("Commands (each row is one `history-load` run):")
+        lines.append("")
+        for row in rows { lines.append("- \(row.name): `history-load \(row.command)`") }
+        return lines.joined(separator: "\n")
+    }
+}

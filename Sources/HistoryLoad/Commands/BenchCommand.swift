@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Run the fixed benchmark suite and print README's performance table (Markdown).",
+        discussion: """
+            Rows: deep `before` pages of the largest conversation, its newest page, the newest page of a \
+            random short conversation, appends with 64 posters, post-to-delivery latency with parked \
+            long-polls, and deep pages again with idle keep-alive connections held open. Seed first, \
+            e.g. `history-load seed --direct data/history.sqlite --conversations 1000 --messages 1000000`. \
+            Each row checks the answers like `run` does.
+            """
+    )
+
+    @Option(help: "The server under test, e.g. http://127.0.0.1:8080.")
+    var url: ServerEndpoint
+
+    @Option(help: "How long each row loads the server.")
+    var duration: DurationArgument = DurationArgument(.seconds(5))
+
+    @Option(help: "Connections of the page rows.")
+    var clients: Int = 32
+
+    @Option(help: "Concurrent posters of the append row.")
+    var posters: Int = 64
+
+    @Option(help: "Long-polls parked in the delivery row.")
+    var longPolls: Int = 1_000
+
+    @Option(help: "Conversations those long-polls watch.")
+    var longPollConversations: Int = 100
+
+    @Option(help: "Idle keep-alive connections of the last row (the server's --max-connections must allow them).")
+    var idle: Int = 1_000
+
+    @Option(help: "Also write every row's full report as JSON to this file.")
+    var json: String?
+
+    @Flag(help: "No progress on stderr.")
+    var quiet = false
+
+    func validate() throws {
+        guard clients >= 1, posters >= 1, longPolls >= 1, longPollConversations >= 1, idle >= 0 else {
+            throw ValidationError("Counts must be positive.")
+        }
+    }
+
+    func run() throws {
+        let suite = BenchSuite(settings: .init(endpoint: url, duration: duration.duration, clients: clients, posters: posters,
+                                               longPolls: longPolls, longPollConversations: longPollConversations,
+                                               idleConnections: idle, progress: !quiet))
+        let rows = try suite.run { if !quiet { ProgressPrinter.stderr($0 + "\n") } }
+        print(BenchSuite.markdown(rows))
+        if let json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.keyEncodingStrategy = .convertToSnakeCase
+            try encoder.encode(rows.map(\.report)).write(to: URL(fileURLWithPath: json))
+        }
+        if rows.contains(where: { !$0.report.passed }) { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,85 @@
+import ArgumentParser
+
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Load a server with virtual users for a while, checking every answer, and report.",
+        discussion: """
+            Closed loop by default: each user sends its next request when the last one is answered. \
+            With --rate, open loop: requests are due on a fixed schedule and latency counts from when \
+            a request was due, so a stalled server is charged for the wait it causes (no coordinated omission). \
+            Exits 1 when an invariant was violated.
+            """
+    )
+
+    @Option(help: "The server under test, e.g. http://127.0.0.1:8080.")
+    var url: ServerEndpoint
+
+    @Option(help: "What the users do: \(Scenario.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var scenario: Scenario = .scrollback
+
+    @Option(help: "Virtual users, one thread and one keep-alive connection each (tail: long-polling readers).")
+    var clients: Int = 32
+
+    @Option(help: "How long to load, e.g. 30s, 2m.")
+    var duration: DurationArgument = DurationArgument(.seconds(10))
+
+    @Option(help: "Open loop: requests per second in total (tail: posts per second of the writers).")
+    var rate: Double?
+
+    @Option(help: "Users per scenario for --scenario mix, e.g. scrollback=5,deep=3,post=1.")
+    var mix: MixWeights = .standard
+
+    @Option(help: "Tail: posting clients beside the readers (default: clients / 8).")
+    var writers: Int?
+
+    @Option(help: "Extra idle keep-alive connections held open during the run.")
+    var connections: Int = 0
+
+    @Option(help: "Messages per page.")
+    var pageSize: Int = 50
+
+    @Option(help: "How many conversations (load-0000...) posts and long-polls share.")
+    var liveConversations: Int = 16
+
+    @Option(help: "Longest long-poll wait, in seconds (1 to 60).")
+    var longPoll: Int = 10
+
+    @Option(help: "Seed of the users' random choices.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Prefix of the conversation ids to discover.")
+    var prefix: String = "load-"
+
+    @Option(help: "Also write the report as JSON to this file.")
+    var json: String?
+
+    @Flag(help: "No progress line on stderr.")
+    var quiet = false
+
+    func validate() throws {
+        guard (1...50_000).contains(clients) else { throw ValidationError("--clients must be 1 to 50000.") }
+        guard rate.map({ $0 > 0 && $0.isFinite }) ?? true else { throw ValidationError("--rate must be a positive number.") }
+        guard (1...200).contains(pageSize) else { throw ValidationError("--page-size must be 1 to 200.") }
+        guard (1...60).contains(longPoll) else { throw ValidationError("--long-poll must be 1 to 60 seconds.") }
+        guard connections >= 0, liveConversations >= 1 else { throw ValidationError("--connections must be >= 0, --live-conversations >= 1.") }
+        guard writers.map({ $0 >= 1 }) ?? true else { throw ValidationError("--writers must be at least 1.") }
+    }
+
+    func run() throws {
+        var plan = LoadPlan(endpoint: url, scenario: scenario, clients: clients, duration: duration.duration, rate: rate)
+        plan.mix = mix
+        plan.writers = writers
+        plan.idleConnections = connections
+        plan.settings.pageSize = pageSize
+        plan.settings.liveConversations = liveConversations
+        plan.settings.longPollSeconds = longPoll
+        plan.settings.seed = seed
+        plan.conversationPrefix = prefix
+        plan.progress = !quiet
+        let report = try LoadRun.execute(plan)
+        print(report.text)
+        if let json { try report.writeJSON(to: json) }
+        if !report.passed { throw ExitCode(1) }
+    }
+}

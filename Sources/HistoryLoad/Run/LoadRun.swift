@@ -1,0 +1,142 @@
+import Foundation
+import Synchronization
+
+/// What one `run` does, as values (the CLI and the bench suite build it).
+struct LoadPlan: Sendable {
+    var endpoint: ServerEndpoint
+    var scenario: Scenario
+    var clients: Int
+    var duration: Duration
+    /// Total requests per second for open loop; nil is closed loop.
+    var rate: Double?
+    var mix = MixWeights.standard
+    /// `tail`: how many posting clients beside the readers.
+    var writers: Int?
+    /// Extra idle keep-alive connections held open during the run.
+    var idleConnections = 0
+    var settings = RunSettings()
+    var conversationPrefix = "load-"
+    var maximumConversations = 100_000
+    /// Print a progress line each second on stderr.
+    var progress = true
+}
+
+/// Runs a plan: discovers the conversations, starts one thread per virtual
+/// user, prints progress each second, stops at the deadline, reads back the
+/// acked posts, and builds the report.
+enum LoadRun {
+    static func execute(_ plan: LoadPlan, catalog knownCatalog: ConversationCatalog? = nil) throws -> LoadReport {
+        let catalog = try knownCatalog ?? ConversationCatalog.discover(
+            endpoint: plan.endpoint, prefix: plan.conversationPrefix, maximum: plan.maximumConversations)
+        guard !catalog.entries.isEmpty else {
+            throw LoadError("no conversation \(plan.conversationPrefix)0000 on \(plan.endpoint): run `history-load seed` first")
+        }
+        let roles = self.roles(for: plan)
+        let stats = LoadStats(shardCount: min(64, max(1, roles.count)))
+        let idle = IdleHolder(count: plan.idleConnections, endpoint: plan.endpoint, shard: stats.shard(for: 0))
+        let idleOpened = idle.open()
+        defer { idle.close() }
+
+        let control = RunControl(duration: plan.duration)
+        // Open loop: the rate is shared by the users that send on a schedule.
+        let pacedCount = roles.filter(\.paced).count
+        var contexts: [UserContext] = []
+        for (index, role) in roles.enumerated() {
+            var pacer: Pacer?
+            if role.paced, let rate = role.rate ?? plan.rate.map({ $0 / Double(max(1, pacedCount)) }) {
+                pacer = Pacer(rate: rate, start: control.startNanos, phase: Double(index % max(1, pacedCount)) / Double(max(1, pacedCount)))
+            }
+            contexts.append(UserContext(index: index, endpoint: plan.endpoint, stats: stats, control: control,
+                                        catalog: catalog, settings: plan.settings, pacer: pacer))
+        }
+
+        let group = DispatchGroup()
+        for (context, role) in zip(contexts, roles) {
+            let work = UserThreadWork(context: context, user: role.makeUser())
+            group.enter()
+            let thread = Thread {
+                work.run()
+                group.leave()
+            }
+            thread.stackSize = 512 * 1024
+            thread.start()
+        }
+
+        let progress = ProgressPrinter(enabled: plan.progress)
+        while group.wait(timeout: .now() + .seconds(1)) == .timedOut {
+            let interval = stats.takeInterval()
+            let elapsed = Double(MonotonicClock.now() - control.startNanos) / 1e9
+            progress.line(elapsed: elapsed, interval: interval, violations: stats.invariants.totalViolations)
+        }
+        progress.finish()
+        let measured = Double(MonotonicClock.now() - control.startNanos) / 1e9
+
+        let acks = contexts.flatMap(\.acks)
+        let readBack = ReadBack.verify(acks, catalog: catalog, liveCount: plan.settings.liveConversations,
+                                       endpoint: plan.endpoint, stats: stats)
+        return LoadReport(plan: plan, catalog: catalog, roles: roles, elapsedSeconds: min(measured, plan.duration.secondsDouble),
+                          wallSeconds: measured, snapshot: stats.snapshot(), invariants: stats.invariants,
+                          readBack: readBack, idleConnectionsOpen: idleOpened)
+    }
+
+    /// What each virtual user does.
+    struct Role: Sendable {
+        var scenario: Scenario
+        /// Sends on the open-loop schedule when a rate is set.
+        var paced: Bool
+        /// A rate of its own (tail writers), per user.
+        var rate: Double?
+
+        func makeUser() -> any VirtualUser {
+            switch scenario {
+            case .scrollback: ScrollbackUser()
+            case .deep: DeepUser()
+            case .newest: NewestUser()
+            case .short: ShortUser()
+            case .jump: JumpUser()
+            case .post: PostUser()
+            case .tail: TailReader()
+            case .mix: DeepUser()
+            }
+        }
+    }
+
+    static func roles(for plan: LoadPlan) -> [Role] {
+        switch plan.scenario {
+        case .tail:
+            // Readers park; writers post at the plan's rate (default 100/s in total).
+            let writers = max(1, plan.writers ?? max(1, plan.clients / 8))
+            let rate = (plan.rate ?? 100) / Double(writers)
+            return Array(repeating: Role(scenario: .tail, paced: false), count: plan.clients)
+                + Array(repeating: Role(scenario: .post, paced: true, rate: rate), count: writers)
+        case .mix:
+            return plan.mix.assign(clients: plan.clients).map { Role(scenario: $0, paced: $0 != .tail) }
+        default:
+            return Array(repeating: Role(scenario: plan.scenario, paced: true), count: plan.clients)
+        }
+    }
+}
+
+/// One virtual user and its context, handed to the thread that runs it.
+///
+/// The use of `@unchecked Sendable` is safe because: the value is created
+/// before the thread starts and, from then on, touched by that one thread
+/// only; the main thread reads `context.acks` only after the group says
+/// every thread finished (DispatchGroup's leave/wait order the accesses).
+final class UserThreadWork: @unchecked Sendable {
+    let context: UserContext
+    let user: any VirtualUser
+
+    init(context: UserContext, user: any VirtualUser) {
+        self.context = context
+        self.user = user
+    }
+
+    func run() {
+        while context.control.shouldContinue {
+            user.step(context)
+        }
+        context.flush()
+        context.connection.reset()
+    }
+}

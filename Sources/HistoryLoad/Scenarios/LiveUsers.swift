@@ -1,0 +1,155 @@
+import HTTPCore
+import Synchronization
+
+/// `post` (and the writers of `tail`): appends with a `client_id` to the
+/// live conversations; every acknowledged post is kept for the read-back.
+///
+/// The `client_id` ends with the post's due time on the monotonic clock
+/// (`p<user>-<n>-<nanoseconds>`), so a tail reader receiving the message as
+/// an event measures post-to-delivery latency with no shared table.
+/// Every `retryEvery`-th post is sent again with the same `client_id`: the
+/// contract says 200 with the original message, and nothing stored twice.
+final class PostUser: VirtualUser {
+    private var sequence = 0
+    private var bodyBuffer: [UInt8] = []
+
+    func step(_ context: UserContext) {
+        let live = context.catalog.live(context.settings.liveConversations)
+        let conversation = Int.random(in: 0..<live.count, using: &context.random)
+        let entry = live[conversation]
+        sequence += 1
+        let due = context.connection.nextSlot()
+        let clientID = "p\(context.index)-\(sequence)-\(due)"
+        bodyBuffer.removeAll(keepingCapacity: true)
+        TextGenerator.appendBody(length: TextGenerator.length(using: &context.random), to: &bodyBuffer, using: &context.random)
+        let body = TextGenerator.appendJSON(sender: TextGenerator.sender(using: &context.random),
+                                            body: String(decoding: bodyBuffer, as: UTF8.self), clientID: clientID, replyTo: nil)
+        let target = "/v1/conversations/\(entry.id)/messages"
+        guard let response = context.connection.perform(.post, target, body: body, kind: .post, start: due),
+              response.status == 201 || response.status == 200 else { return }
+        guard let id = Self.messageID(response.body) else {
+            context.log.violation(.responseShape, "post \(entry.id): the answer has no id")
+            return
+        }
+        context.acks.append(AckedPost(conversation: conversation, id: id, clientID: clientID))
+        if sequence % context.settings.retryEvery == 0 {
+            context.counters.retriesChecked += 1
+            if let again = context.connection.perform(.post, target, body: body, kind: .postRetry, start: MonotonicClock.now()) {
+                let againID = Self.messageID(again.body)
+                if again.status != 200 || againID != id {
+                    context.log.violation(.idempotentRetry, "post \(entry.id) client_id \(clientID): first id \(id), "
+                                          + "the retry answered \(again.status) with id \(againID.map(String.init) ?? "none")")
+                }
+            }
+        }
+        if sequence % 64 == 0 { context.flush() }
+    }
+
+    static func messageID(_ body: [UInt8]) -> Int64? {
+        (try? BodyScan.integers(body, ["id"]))?.first ?? nil
+    }
+
+    /// The due time a `client_id` of ours carries, or nil for anyone else's.
+    static func dueTime(fromClientID clientID: String) -> UInt64? {
+        guard clientID.hasPrefix("p"), let dash = clientID.lastIndex(of: "-") else { return nil }
+        return UInt64(clientID[clientID.index(after: dash)...])
+    }
+}
+
+/// `tail`: a chat screen at the bottom, long-polling `events` on one live
+/// conversation. Each created message that carries a due time in its
+/// `client_id` records post-to-delivery latency.
+///
+/// Checks: event versions ascend within an answer and across answers, and a
+/// created message's id is above every id this reader knew when it asked
+/// (API.md guarantee 2 seen through the feed).
+final class TailReader: VirtualUser {
+    private var since: Int64?
+    private var knownNewestID: Int64 = 0
+    private var polls = 0
+
+    func step(_ context: UserContext) {
+        let live = context.catalog.live(context.settings.liveConversations)
+        let entry = live[context.index % live.count]
+        let label = "tail \(entry.id)"
+        guard let since else {
+            // Start at the bottom, as a screen does: the newest page gives the version to follow.
+            if context.fetchPage(entry, .newest, limit: 1, label: label) != nil {
+                self.since = context.page.version
+                knownNewestID = context.page.ids.last ?? 0
+            }
+            return
+        }
+        let wait = min(Double(context.settings.longPollSeconds), context.control.secondsLeft())
+        let waitText = String(Int((wait * 1000).rounded(.down)) / 1000) + "." + Self.threeDigits(Int((wait * 1000).rounded(.down)) % 1000)
+        let target = entry.eventsPrefix + "since=\(since)&wait=\(waitText)&limit=1000"
+        guard let response = context.connection.perform(.get, target, kind: .events, start: MonotonicClock.now()),
+              response.status == 200 else {
+            self.since = nil
+            return
+        }
+        let arrival = MonotonicClock.now()
+        do {
+            try context.events.scan(response.body)
+        } catch {
+            context.log.violation(.responseShape, "\(label) GET \(target): \(error)")
+            self.since = nil
+            return
+        }
+        var previous = since
+        var newestSeen = knownNewestID
+        var deliveries: [UInt64] = []
+        for event in context.events.events {
+            context.counters.eventsChecked += 1
+            if event.version <= previous {
+                context.log.violation(.eventsOrdered, "\(label) since=\(since): event version \(event.version) after \(previous)")
+            }
+            previous = event.version
+            if event.type == .created {
+                if event.messageID <= knownNewestID {
+                    context.log.violation(.noLateLowerID, "\(label) since=\(since): created message \(event.messageID) "
+                                          + "is not above \(knownNewestID), already known")
+                }
+                if let clientID = event.clientID, let due = PostUser.dueTime(fromClientID: clientID), arrival > due {
+                    deliveries.append(arrival - due)
+                }
+            }
+            newestSeen = max(newestSeen, event.messageID)
+        }
+        if context.events.version < previous {
+            context.log.violation(.eventsOrdered, "\(label): answer version \(context.events.version) below its last event's \(previous)")
+        }
+        if !deliveries.isEmpty {
+            context.shard.state.withLock { state in
+                for nanoseconds in deliveries { state.record(.delivery, nanoseconds: nanoseconds, bytes: 0) }
+            }
+        }
+        knownNewestID = newestSeen
+        self.since = context.events.version
+        polls += 1
+        if polls % 16 == 0 { context.flush() }
+    }
+
+    private static func threeDigits(_ value: Int) -> String {
+        let text = String(value)
+        return String(repeating: "0", count: 3 - text.count) + text
+    }
+}
+
+/// Holds an idle keep-alive connection (README: the cost of idle connections).
+final class IdleHolder {
+    let connections: [LoadConnection]
+
+    init(count: Int, endpoint: ServerEndpoint, shard: StatsShard) {
+        connections = (0..<count).map { _ in LoadConnection(endpoint: endpoint, shard: shard) }
+    }
+
+    /// Opens them all; returns how many opened.
+    func open() -> Int {
+        var opened = 0
+        for connection in connections where (try? connection.connect()) != nil { opened += 1 }
+        return opened
+    }
+
+    func close() { connections.forEach { $0.reset() } }
+}

@@ -1,0 +1,98 @@
+import HTTPCore
+import Synchronization
+
+/// Everything a virtual user needs, owned by the user's thread.
+final class UserContext {
+    let index: Int
+    let connection: LoadConnection
+    let stats: LoadStats
+    let shard: StatsShard
+    let control: RunControl
+    let catalog: ConversationCatalog
+    let settings: RunSettings
+    var random: SplitMix64
+    var counters = CheckCounters()
+    /// Reused for every page this user reads.
+    var page = PageSummary()
+    var events = EventsSummary()
+    /// Posts this user saw acknowledged, for the read-back at the end.
+    var acks: [AckedPost] = []
+    var peakWindowMessages = 0
+
+    var log: InvariantLog { stats.invariants }
+
+    init(index: Int, endpoint: ServerEndpoint, stats: LoadStats, control: RunControl, catalog: ConversationCatalog,
+         settings: RunSettings, pacer: Pacer?) {
+        self.index = index
+        self.stats = stats
+        shard = stats.shard(for: index)
+        self.control = control
+        self.catalog = catalog
+        self.settings = settings
+        random = SplitMix64(seed: settings.seed, stream: UInt64(index) + 1)
+        connection = LoadConnection(endpoint: endpoint, shard: shard, timeout: .seconds(Int64(settings.longPollSeconds) + 30),
+                                    pacer: pacer)
+    }
+
+    /// Reads one page, scans and checks it; nil when the request or the scan failed (already counted).
+    /// Merge the answer into a span with ``merge(_:into:label:)``.
+    func fetchPage(_ entry: ConversationCatalog.Entry, _ cursor: LoadCursor, limit: Int,
+                   label: String) -> PageChecks.Coverage? {
+        let target = entry.messagesPrefix + cursor.query(limit: limit)
+        guard let response = connection.perform(.get, target, kind: cursor.kind), response.status == 200 else { return nil }
+        do {
+            try page.scan(response.body)
+        } catch {
+            log.violation(.responseShape, "\(label) GET \(target): \(error)")
+            return nil
+        }
+        return PageChecks.check(page, cursor: cursor, limit: limit, context: "\(label) \(target)",
+                                log: log, counters: &counters)
+    }
+
+    /// Merges the last page read into `span`, logging disagreements.
+    func merge(_ coverage: PageChecks.Coverage, into span: inout KnownSpan, label: @autoclosure () -> String) {
+        PageChecks.merge(page, coverage, into: &span, context: label(), log: log, counters: &counters)
+    }
+
+    /// Folds this user's counters into its shard (now and then, and at the end).
+    func flush() {
+        let peak = peakWindowMessages
+        shard.state.withLock { state in
+            counters.flush(into: &state)
+            state.peakWindowMessages = max(state.peakWindowMessages, peak)
+        }
+    }
+
+    func randomEntry(from entries: [ConversationCatalog.Entry]) -> ConversationCatalog.Entry {
+        entries[Int.random(in: 0..<entries.count, using: &random)]
+    }
+}
+
+/// A post the server acknowledged with 2xx: it must be readable at the end.
+struct AckedPost: Sendable, Hashable {
+    var conversation: Int
+    var id: Int64
+    var clientID: String
+}
+
+/// The settings every virtual user reads.
+struct RunSettings: Sendable {
+    var pageSize = 50
+    var seed: UInt64 = 1
+    /// How far back a scrollback user scrolls at most, in pages.
+    var maximumScrollPages = 12
+    /// MessageWindow capacity in pages.
+    var windowPages = 5
+    /// Longest long-poll wait, in seconds.
+    var longPollSeconds = 10
+    /// How many conversations posts and tails share.
+    var liveConversations = 16
+    /// Every n-th post is repeated with its client_id to check idempotency.
+    var retryEvery = 25
+}
+
+/// One simulated client: `step` performs one action (one or a few requests).
+protocol VirtualUser: AnyObject {
+    func step(_ context: UserContext)
+}

@@ -1,0 +1,114 @@
+import Dispatch
+import HistoryStore
+import Synchronization
+
+/// Loads a database file through the store's bulk loader, bypassing HTTP and
+/// group commit: millions of messages in seconds, the same shape (sizes,
+/// replies, edits, deletes) as seeding over HTTP.
+///
+/// Run it before starting the server on that file (or while none runs):
+/// SQLite allows one writer at a time.
+enum DirectSeeder {
+    static let chunkSize = 5_000
+
+    static func seed(_ plan: SeedPlan, path: String, progress: SeedProgress) throws -> HTTPSeeder.Outcome {
+        var outcome = HTTPSeeder.Outcome()
+        let store: SQLiteHistoryStore
+        do {
+            store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+        } catch {
+            throw LoadError("cannot open \(path): \(error)")
+        }
+        defer { store.close() }
+
+        // Conversations: through the writer, all queued at once, then awaited.
+        let created = Mutex<[Result<Void, StoreError>]>([])
+        let group = DispatchGroup()
+        for index in 0..<plan.conversations {
+            guard let id = ConversationID(plan.conversationID(index)) else {
+                throw LoadError("\(plan.conversationID(index)) is not a valid conversation id")
+            }
+            group.enter()
+            store.createConversation(id: id, title: "Load test conversation \(index)") { result in
+                created.withLock { $0.append(result.map { _ in () }) }
+                group.leave()
+            }
+        }
+        group.wait()
+        for result in created.withLock({ $0 }) {
+            switch result {
+            case .success: outcome.conversationsCreated += 1
+            case .failure(.conversationExists): outcome.conversationsExisting += 1
+            case .failure(let error): throw LoadError("creating a conversation: \(error)")
+            }
+        }
+
+        // Messages: one transaction per chunk; replies point at ids of earlier chunks.
+        var changes: [(conversation: ConversationID, id: Int64, delete: Bool)] = []
+        for (index, size) in plan.sizes().enumerated() {
+            let conversation = ConversationID(plan.conversationID(index))!
+            var random = SplitMix64(seed: plan.seed, stream: UInt64(index) + 1)
+            var known: [Int64] = []
+            var start = 0
+            while start < size {
+                let count = min(chunkSize, size - start)
+                var batch: [NewMessage] = []
+                batch.reserveCapacity(count)
+                for _ in 0..<count {
+                    var replyTo: Int64?
+                    if !known.isEmpty, Int.random(in: 0..<100, using: &random) < SeedMix.replyPercent {
+                        replyTo = known[Int.random(in: 0..<known.count, using: &random)]
+                        outcome.replies += 1
+                    }
+                    batch.append(NewMessage(sender: TextGenerator.sender(using: &random),
+                                            body: TextGenerator.body(using: &random), replyTo: replyTo))
+                }
+                let ids: ClosedRange<Int64>?
+                do {
+                    ids = try store.bulkAppend(batch, to: conversation)
+                } catch {
+                    throw LoadError("bulk append to \(conversation): \(error)")
+                }
+                if let ids {
+                    known.append(contentsOf: ids)
+                    outcome.messages += ids.count
+                    // A few edits and deletes, capped so a million-message load stays fast.
+                    for _ in 0..<max(1, count / 100) where changes.count < 20_000 {
+                        let roll = Int.random(in: 0..<(SeedMix.editPermille + SeedMix.deletePermille), using: &random)
+                        changes.append((conversation, Int64.random(in: ids, using: &random), roll >= SeedMix.editPermille))
+                    }
+                }
+                progress.add(count)
+                start += count
+            }
+        }
+
+        // Edits and deletes through the writer, all queued, so group commit batches them.
+        let results = Mutex((edits: 0, deletes: 0, failures: [String: Int]()))
+        for change in changes {
+            group.enter()
+            let done: @Sendable (Result<Message, StoreError>) -> Void = { result in
+                results.withLock { counts in
+                    switch result {
+                    case .success where change.delete: counts.deletes += 1
+                    case .success: counts.edits += 1
+                    case .failure(.messageDeleted): break
+                    case .failure(let error): counts.failures["\(change.delete ? "delete" : "edit"): \(error)", default: 0] += 1
+                    }
+                }
+                group.leave()
+            }
+            if change.delete {
+                store.delete(messageID: change.id, in: change.conversation, completion: done)
+            } else {
+                store.edit(messageID: change.id, in: change.conversation, body: "edited while seeding", completion: done)
+            }
+        }
+        group.wait()
+        let counts = results.withLock { $0 }
+        outcome.edits = counts.edits
+        outcome.deletes = counts.deletes
+        outcome.failures.merge(counts.failures, uniquingKeysWith: +)
+        return outcome
+    }
+}

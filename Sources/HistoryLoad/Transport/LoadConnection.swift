@@ -1,0 +1,89 @@
+import HTTPCore
+import Synchronization
+
+/// One virtual user's keep-alive connection: sends a request, times it,
+/// records it, and reconnects after a transport failure.
+///
+/// Not Sendable, like the `HTTPClientConnection` inside it: one thread owns it.
+final class LoadConnection {
+    let endpoint: ServerEndpoint
+    let timeout: Duration
+    let shard: StatsShard
+    /// Set for open-loop runs: each request waits for its slot and is timed from it.
+    var pacer: Pacer?
+
+    private var connection: HTTPClientConnection?
+
+    init(endpoint: ServerEndpoint, shard: StatsShard, timeout: Duration = .seconds(30), pacer: Pacer? = nil) {
+        self.endpoint = endpoint
+        self.shard = shard
+        self.timeout = timeout
+        self.pacer = pacer
+    }
+
+    deinit { connection?.close() }
+
+    /// Sends one request and waits for its answer.
+    ///
+    /// Every answer is recorded under `kind`; a status outside `accepted` is
+    /// also counted as an error by status and contract error code. A
+    /// transport failure is counted, the connection reopened, and nil returned.
+    /// - Parameter start: when the request was due, from ``nextSlot()``;
+    ///   nil takes the next slot now (open loop) or the current time (closed loop).
+    func perform(_ method: HTTPMethod, _ target: String, body: [UInt8] = [], kind: RequestKind,
+                 accepted: ClosedRange<Int> = 200...299, start: UInt64? = nil) -> HTTPClientResponse? {
+        let start = start ?? nextSlot()
+        do {
+            let response = try exchange(method, target, body: body)
+            let end = MonotonicClock.now()
+            let ok = accepted.contains(response.status)
+            shard.state.withLock { state in
+                state.record(kind, nanoseconds: end &- start, bytes: response.body.count)
+                if !ok {
+                    let code = BodyScan.errorCode(response.body) ?? "-"
+                    state.recordError("\(kind.name): \(response.status) \(code)")
+                }
+            }
+            if response.headers["Connection"]?.caseInsensitiveEquals("close") == true { reset() }
+            return response
+        } catch {
+            reset()
+            shard.state.withLock { $0.recordError("\(kind.name): transport \(Self.describe(error))") }
+            // A refused or reset connection would otherwise spin this thread.
+            MonotonicClock.sleep(nanoseconds: 10_000_000)
+            return nil
+        }
+    }
+
+    /// When the next request is due: after waiting for its slot when paced, else now.
+    func nextSlot() -> UInt64 {
+        pacer != nil ? pacer!.waitForNextSlot() : MonotonicClock.now()
+    }
+
+    /// Opens the connection now (idle connections, and users that must not
+    /// pay the connect inside their first timed request).
+    func connect() throws {
+        if connection == nil {
+            connection = try HTTPClientConnection(host: endpoint.host, port: endpoint.port, timeout: timeout)
+        }
+    }
+
+    func reset() {
+        connection?.close()
+        connection = nil
+    }
+
+    private func exchange(_ method: HTTPMethod, _ target: String, body: [UInt8]) throws -> HTTPClientResponse {
+        try connect()
+        var headers = HTTPHeaders()
+        if !body.isEmpty || method == .post || method == .patch {
+            headers.add(name: "Content-Type", value: "application/json")
+        }
+        return try connection!.request(HTTPRequest(method: method, target: target, headers: headers, body: body))
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        let text = String(describing: error)
+        return text.count > 60 ? String(text.prefix(60)) : text
+    }
+}
