@@ -17,10 +17,10 @@ struct TestServer {
 
 /// Starts a server on port 0, runs `body`, and always shuts the server down
 /// and removes its files, whether `body` returns or throws.
-func withRunningServer<T>(_ body: (TestServer) throws -> T) throws -> T {
+func withRunningServer<T>(maximumConnections: Int = 10_000, _ body: (TestServer) throws -> T) throws -> T {
     let folder = FileManager.default.temporaryDirectory.appending(path: "history-api-tests-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: folder) }
-    let application = try HistoryApplicationFixture.start(in: folder)
+    let application = try HistoryApplicationFixture.start(in: folder, maximumConnections: maximumConnections)
     defer { application.shutdownAndWait(gracePeriod: .seconds(2)) }
     return try body(TestServer(application: application))
 }
@@ -28,11 +28,12 @@ func withRunningServer<T>(_ body: (TestServer) throws -> T) throws -> T {
 enum HistoryApplicationFixture {
     /// A started application on port 0 with its database in `folder`; the
     /// caller shuts it down and removes the folder.
-    static func start(in folder: URL) throws -> HistoryApplication {
+    static func start(in folder: URL, maximumConnections: Int = 10_000) throws -> HistoryApplication {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let configuration = ServerConfiguration(host: "127.0.0.1", port: 0,
                                                 databasePath: folder.appending(path: "history.sqlite").path,
-                                                durability: .normal, logLevel: .error, accessLog: false)
+                                                durability: .normal, maximumConnections: maximumConnections,
+                                                logLevel: .error, accessLog: false)
         let application = try HistoryApplication(configuration: configuration)
         try application.start()
         return application
