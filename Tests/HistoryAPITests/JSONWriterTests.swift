@@ -105,9 +105,11 @@ struct JSONWriterTests {
 
     @Test func stringsEscapeExactlyAsHTTPCoreDoes() {
         var generator = SystemRandomNumberGenerator()
-        let alphabet: [Character] = ["a", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "😀", "/", " "]
-        for _ in 0..<500 {
-            let length = Int.random(in: 0..<40, using: &generator)
+        // Plain letters weighted up, so long runs without escapes (the word-at-a-time path) occur too.
+        let alphabet: [Character] = ["a", "b", "c", "d", "e", "f", "g", "h", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{1F}",
+                                     "\u{20}", "\u{7F}", "é", "😀", "/", " ", "~", "!", "#", "[", "]"]
+        for _ in 0..<2_000 {
+            let length = Int.random(in: 0..<100, using: &generator)
             let text = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
             var ours: [UInt8] = []
             JSONWriter.appendString(text, to: &ours)

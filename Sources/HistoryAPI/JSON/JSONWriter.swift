@@ -201,6 +201,12 @@ public enum JSONWriter {
             var index = 0
             let count = utf8.count
             while index < count {
+                // Eight bytes at a time while none needs escaping (most of a body).
+                if index + 8 <= count,
+                   !Self.mayNeedEscape(UnsafeRawPointer(utf8.baseAddress! + index).loadUnaligned(as: UInt64.self)) {
+                    index += 8
+                    continue
+                }
                 let byte = utf8[index]
                 if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
                     index += 1
@@ -218,6 +224,21 @@ public enum JSONWriter {
             }
             bytes.append(UInt8(ascii: "\""))
         }
+    }
+
+    /// True when one of the eight bytes may be a control character, `"` or
+    /// `\\` (the classic "has zero byte" bit trick: exact for "none", may
+    /// flag a byte after a real hit, which the byte loop then sorts out).
+    @inline(__always)
+    private static func mayNeedEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let control = (word &- ones &* 0x20) & ~word & highs
+        let quoteWord = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+        let quote = (quoteWord &- ones) & ~quoteWord & highs
+        let backslashWord = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+        let backslash = (backslashWord &- ones) & ~backslashWord & highs
+        return (control | quote | backslash) != 0
     }
 
     private static func appendEscape(_ byte: UInt8, to bytes: inout [UInt8]) {
