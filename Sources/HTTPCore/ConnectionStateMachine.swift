@@ -196,6 +196,7 @@ struct ConnectionStateMachine: Sendable {
         case .readingHead, .readingBody:
             return parseFailed(.truncatedRequest)
         case .handling:
+            phaseStart = now  // from now on, the idle timeout bounds the wait for the answer
             return .notifyPeerGone
         case .closing:
             return .none
@@ -217,6 +218,10 @@ struct ConnectionStateMachine: Sendable {
         case .readingHead: result = phaseStart + timeouts.head
         case .readingBody: result = phaseStart + timeouts.body
         case .lingering: result = phaseStart + timeouts.linger
+        case .handling where inputClosed:
+            // Half-closed peers still get their answer, but a handler that
+            // never answers a peer that left must not hold the socket forever.
+            result = phaseStart + timeouts.idle
         case .handling, .closing, .closed: result = nil
         }
         if pendingOutputBytes > 0 && phase != .closed {
@@ -243,6 +248,9 @@ struct ConnectionStateMachine: Sendable {
             return .close
         case .readingHead, .readingBody:
             return parseFailed(.requestTimeout)
+        case .handling where inputClosed:
+            phase = .closed
+            return .close
         case .handling, .closing, .closed:
             return .none
         }

@@ -90,6 +90,15 @@ struct ConnectionStateMachineTests {
         #expect(state.outputWritten(10, now: start) == .close)  // no linger: the input is gone already
     }
 
+    @Test func aHandlerThatNeverAnswersAPeerThatLeftIsCutOffAfterTheIdleTimeout() {
+        var state = machine(at: start)
+        state.requestReceived(keepAlive: true)
+        #expect(state.deadline == nil)
+        #expect(state.inputEnded(now: start + second) == .notifyPeerGone)
+        #expect(state.deadline == start + 61 * second)
+        #expect(state.timerFired(now: start + 61 * second) == .close)
+    }
+
     @Test func endOfInputMidRequestIsATruncatedRequest() {
         var state = machine(at: start)
         state.partialRequestBuffered(now: start)

@@ -76,6 +76,7 @@ struct LoopbackTests {
             #expect(response.status == 200)
             #expect(response.headers["Connection"] == "close")
             #expect(client.receiveIsClosed(within: .seconds(5)))
+            client.close()  // else the server lingers, draining, until its linger deadline
             #expect(running.eventually { running.server.openConnectionCount == 0 })
         }
     }
@@ -136,9 +137,11 @@ struct LoopbackTests {
     }
 
     @Test func servesIPv6Loopback() throws {
-        guard SocketAddress(host: "::1", port: 0) != nil,
-              (try? HTTPServer(configuration: .init(host: "::1", port: 0), responder: TestResponder()).start()) != nil
-        else { return }
+        // Skipped where the machine has no IPv6 loopback.
+        let probe = HTTPServer(configuration: .init(host: "::1", port: 0), responder: TestResponder())
+        let hasIPv6 = (try? probe.start()) != nil
+        shutdownAndWait(probe, grace: .zero)
+        guard hasIPv6 else { return }
         try withRunningServer(host: "::1") { running in
             let client = try HTTPClientConnection(host: "::1", port: running.port)
             defer { client.close() }

@@ -7,7 +7,7 @@ import Synchronization
 /// - `/echo`: the request body back, method and target in `X-Method` / `X-Target`;
 /// - `/slow?ms=N`: answers `slow N` after N ms, from another queue;
 /// - `/big?n=N`: N bytes of body;
-/// - `/hold`: never answers; records when its `onClose` handler runs;
+/// - `/hold`: answers only when its `onClose` handler runs, and counts those runs;
 /// - anything else: `METHOD target` as the body.
 final class TestResponder: HTTPResponder {
     let closeHandlersRun = Mutex(0)
@@ -29,7 +29,11 @@ final class TestResponder: HTTPResponder {
             let count = Int(request.query?.split(separator: "=").last ?? "0") ?? 0
             respond(HTTPResponse(status: .ok, body: [UInt8](repeating: UInt8(ascii: "x"), count: count), route: "big"))
         case "/hold":
-            context.onClose { [self] in closeHandlersRun.withLock { $0 += 1 } }
+            // Like a long-poll: it answers when told that its client left.
+            context.onClose { [self] in
+                closeHandlersRun.withLock { $0 += 1 }
+                respond(HTTPResponse(status: .ok, body: Array("released".utf8), route: "hold"))
+            }
         default:
             respond(HTTPResponse(status: .ok, body: Array("\(request.method) \(request.target)".utf8), route: "default"))
         }

@@ -1,0 +1,197 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+@testable import HTTPCore
+
+@Suite("Loopback: timeouts, stalled and vanishing clients, connection limits")
+struct RobustnessTests {
+    @Test func anIncompleteHeadGets408() throws {
+        try withRunningServer(limits: HTTPLimits(headTimeout: .milliseconds(300))) { running in
+            let client = try running.client()
+            defer { client.close() }
+            try client.sendRaw("GET / HTTP/1.1\r\nHost: x")
+            let response = try client.receive()
+            #expect(response.status == 408)
+            #expect(response.bodyText.contains("request_timeout"))
+            #expect(client.receiveIsClosed(within: .seconds(5)))
+        }
+    }
+
+    @Test func aSlowBodyGets408() throws {
+        try withRunningServer(limits: HTTPLimits(bodyTimeout: .milliseconds(300))) { running in
+            let client = try running.client()
+            defer { client.close() }
+            try client.sendRaw("POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc")
+            #expect(try client.receive().status == 408)
+            #expect(running.responder.handled.withLock { $0 } == 0)
+        }
+    }
+
+    @Test func anIdleKeepAliveConnectionIsClosedQuietly() throws {
+        try withRunningServer(limits: HTTPLimits(idleTimeout: .milliseconds(300))) { running in
+            let client = try running.client()
+            defer { client.close() }
+            #expect(try client.request(get("/a")).status == 200)
+            #expect(client.receiveIsClosed(within: .seconds(5)))
+            #expect(running.eventually { running.server.openConnectionCount == 0 })
+        }
+    }
+
+    @Test func aConnectionOverTheMaximumGets503() throws {
+        try withRunningServer(maximumConnections: 2) { running in
+            let first = try running.client(), second = try running.client()
+            defer {
+                first.close()
+                second.close()
+            }
+            #expect(try first.request(get("/1")).status == 200)
+            #expect(try second.request(get("/2")).status == 200)
+            let third = try running.client()
+            defer { third.close() }
+            let refused = try third.receive()
+            #expect(refused.status == 503)
+            #expect(refused.bodyText.contains("too_many_connections"))
+            #expect(third.receiveIsClosed(within: .seconds(5)))
+            // Once one leaves, a newcomer is served.
+            first.close()
+            #expect(running.eventually { running.server.openConnectionCount == 1 })
+            let fourth = try running.client()
+            defer { fourth.close() }
+            #expect(try fourth.request(get("/4")).status == 200)
+        }
+    }
+
+    @Test func aStalledClientDoesNotDelayAnother() throws {
+        try withRunningServer { running in
+            let stalled = try running.client()
+            defer { stalled.close() }
+            try stalled.sendRaw("GET /stalled HTTP/1.1\r\nHost: half-a-hea")
+            let stalledBig = try running.client()
+            defer { stalledBig.close() }
+            try stalledBig.sendRaw("GET /big?n=20000000 HTTP/1.1\r\n\r\n")  // never read
+            let other = try running.client(timeout: .seconds(5))
+            defer { other.close() }
+            for index in 0..<50 {
+                #expect(try other.request(get("/fast/\(index)")).status == 200)
+            }
+        }
+    }
+
+    @Test func aClientThatNeverReadsDoesNotMakeTheServerBufferWithoutBound() throws {
+        try withRunningServer { running in
+            let greedy = try running.client()
+            defer { greedy.close() }
+            var pipelined: [UInt8] = []
+            for _ in 0..<200 { pipelined += Array("GET /big?n=1000000 HTTP/1.1\r\n\r\n".utf8) }
+            try greedy.sendRaw(pipelined)  // 200 MB of answers asked for, none read
+            Thread.sleep(forTimeInterval: 0.5)
+            let handled = running.responder.handled.withLock { $0 }
+            #expect(handled < 40, "handled \(handled) requests for a client that reads nothing")
+            greedy.close()
+            #expect(running.eventually { running.server.openConnectionCount == 0 })
+        }
+    }
+
+    @Test func aClientVanishingMidResponseDoesNotHurtTheServer() throws {
+        try withRunningServer { running in
+            for _ in 0..<20 {
+                let client = try running.client()
+                try client.send(get("/big?n=5000000"))
+                client.close()
+            }
+            #expect(running.eventually { running.server.openConnectionCount == 0 })
+            let after = try running.client()
+            defer { after.close() }
+            #expect(try after.request(get("/still/alive")).status == 200)
+        }
+    }
+
+    @Test func onCloseRunsWhenTheClientGoesAway() throws {
+        try withRunningServer { running in
+            let client = try running.client()
+            try client.send(get("/hold"))
+            #expect(running.eventually { running.responder.handled.withLock { $0 } == 1 })
+            client.close()
+            #expect(running.eventually { running.responder.closeHandlersRun.withLock { $0 } == 1 })
+            #expect(running.eventually { running.server.openConnectionCount == 0 })
+        }
+    }
+
+    @Test func manyOpenedAndAbortedConnectionsAllCloseAgain() throws {
+        let limits = HTTPLimits(headTimeout: .milliseconds(300), bodyTimeout: .milliseconds(300))
+        try withRunningServer(limits: limits) { running in
+            let raw = [
+                "", "GET", "GET / HTTP/1.1\r\n", "GET / HTTP/1.1\r\n\r\n", "BAD\r\n\r\n",
+                "POST /echo HTTP/1.1\r\nContent-Length: 100\r\n\r\nabc", "GET /slow?ms=50 HTTP/1.1\r\n\r\n",
+                "GET /big?n=3000000 HTTP/1.1\r\n\r\n",
+                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
+            ]
+            DispatchQueue.concurrentPerform(iterations: 4) { worker in
+                for index in 0..<50 {
+                    guard let client = try? running.client(timeout: .seconds(2)) else { continue }
+                    try? client.sendRaw(raw[(index + worker) % raw.count])
+                    if index % 3 == 0 { _ = try? client.receive() }
+                    client.close()
+                }
+            }
+            #expect(running.eventually(within: .seconds(10)) { running.server.openConnectionCount == 0 })
+            #expect(running.eventually { running.observer.counts.withLock { $0.last } == 0 })
+            let after = try running.client()
+            defer { after.close() }
+            #expect(try after.request(get("/ok")).status == 200)
+        }
+    }
+}
+
+@Suite("Loopback: shutdown")
+struct ShutdownTests {
+    @Test func shutdownDrainsInFlightRequestsAndClosesIdleOnes() throws {
+        let responder = TestResponder()
+        let server = HTTPServer(configuration: .init(port: 0), responder: responder)
+        try server.start()
+        let idle = try HTTPClientConnection(port: server.port)
+        defer { idle.close() }
+        #expect(try idle.request(get("/idle")).status == 200)
+        let busy = try HTTPClientConnection(port: server.port)
+        defer { busy.close() }
+        try busy.send(get("/slow?ms=400"))
+        let deadline = ContinuousClock.now + .seconds(5)
+        while responder.handled.withLock({ $0 }) < 2 && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let done = DispatchSemaphore(value: 0)
+        server.shutdown(gracePeriod: .seconds(5)) { done.signal() }
+        #expect(idle.receiveIsClosed(within: .seconds(2)))
+        let answer = try busy.receive()
+        #expect(answer.status == 200)
+        #expect(answer.bodyText == "slow 400")
+        #expect(answer.headers["Connection"] == "close")
+        #expect(done.wait(timeout: .now() + .seconds(5)) == .success)
+        #expect(server.openConnectionCount == 0)
+        #expect(throws: (any Error).self) { try HTTPClientConnection(port: server.port, timeout: .seconds(1)) }
+    }
+
+    @Test func afterTheGracePeriodEverythingClosesAndOnCloseRuns() throws {
+        let responder = TestResponder()
+        let server = HTTPServer(configuration: .init(port: 0), responder: responder)
+        try server.start()
+        let held = try HTTPClientConnection(port: server.port)
+        defer { held.close() }
+        try held.send(get("/hold"))
+        let deadline = ContinuousClock.now + .seconds(5)
+        while responder.handled.withLock({ $0 }) < 1 && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(shutdownAndWait(server, grace: .milliseconds(200)))
+        #expect(responder.closeHandlersRun.withLock { $0 } == 1)
+        #expect(held.receiveIsClosed(within: .seconds(2)))
+        #expect(server.openConnectionCount == 0)
+    }
+
+    @Test func shutdownOfAnUnstartedServerCompletes() {
+        let server = HTTPServer(configuration: .init(port: 0), responder: TestResponder())
+        #expect(shutdownAndWait(server, grace: .seconds(1)))
+        #expect(shutdownAndWait(server, grace: .seconds(1)))  // twice is fine
+    }
+}
