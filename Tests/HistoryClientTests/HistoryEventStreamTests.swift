@@ -83,6 +83,16 @@ struct HistoryEventStreamTests {
         }
     }
 
+    @Test func aLongPollOutlastsTheOrdinaryRequestTimeout() async throws {
+        // A 1 s request timeout, a 3 s wait: the poll's own timeout is wait + margin.
+        let configuration = HistoryClientConfiguration(requestTimeout: .seconds(1), longPollMargin: .seconds(5))
+        try await withRunningServer(clientConfiguration: configuration) { server in
+            _ = try await server.client.createConversation(id: "slow")
+            let answer = try await server.client.events(of: "slow", EventQuery(since: 0, wait: .seconds(3)))
+            #expect(answer.events.isEmpty && answer.version == 0 && !answer.hasMore)
+        }
+    }
+
     @Test func endsWhenTheConsumingTaskIsCancelled() async throws {
         let configuration = HistoryClientConfiguration(eventWait: .seconds(30))
         try await withRunningServer(clientConfiguration: configuration) { server in

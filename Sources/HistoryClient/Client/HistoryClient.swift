@@ -20,8 +20,17 @@ import FoundationNetworking
 /// Related: the contract, `API.md`.
 public final class HistoryClient: Sendable {
     public let configuration: HistoryClientConfiguration
+    /// Ordinary requests, bounded by `requestTimeout`.
     private let session: URLSession
+    /// Long-polls, bounded by the longest wait the contract allows plus the
+    /// margin. A session of their own because swift-corelibs-foundation
+    /// applies the session's `timeoutIntervalForRequest` whatever a request
+    /// asks for, so one session cannot serve a 15 s and a 70 s limit.
+    private let longPollSession: URLSession
     private let base: LockedBox<URL>
+
+    /// The longest `wait` the contract allows.
+    static let maximumWait: Duration = .seconds(60)
 
     /// - Parameters:
     ///   - baseURL: the server's root, e.g. `http://127.0.0.1:8080`; a path
@@ -30,20 +39,24 @@ public final class HistoryClient: Sendable {
     public init(baseURL: URL, configuration: HistoryClientConfiguration = HistoryClientConfiguration()) {
         self.configuration = configuration
         self.base = LockedBox(baseURL)
+        self.session = Self.makeSession(timeout: configuration.requestTimeout)
+        self.longPollSession = Self.makeSession(timeout: Self.maximumWait + configuration.longPollMargin)
+    }
+
+    private static func makeSession(timeout: Duration) -> URLSession {
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         // Pages and events change under the same URL; a cached answer would be a stale screen.
         sessionConfiguration.urlCache = nil
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeout.seconds
-        // Long-polls set their own, longer, timeout per request; this only bounds a stuck transfer.
-        sessionConfiguration.timeoutIntervalForResource = max(
-            configuration.requestTimeout.seconds,
-            configuration.eventWait.seconds + configuration.longPollMargin.seconds) * 2
-        self.session = URLSession(configuration: sessionConfiguration)
+        sessionConfiguration.timeoutIntervalForRequest = timeout.seconds
+        // Only bounds a transfer that trickles forever.
+        sessionConfiguration.timeoutIntervalForResource = timeout.seconds * 4
+        return URLSession(configuration: sessionConfiguration)
     }
 
     deinit {
         session.finishTasksAndInvalidate()
+        longPollSession.finishTasksAndInvalidate()
     }
 
     /// Where requests go now.
@@ -135,14 +148,16 @@ public final class HistoryClient: Sendable {
 
     /// `GET /v1/conversations/{id}/events`: one answer of the change feed.
     ///
-    /// With a `wait`, the request's timeout is `wait` plus
-    /// ``HistoryClientConfiguration/longPollMargin``, so the server's empty
-    /// answer at the end of the wait arrives before the client gives up.
+    /// With a `wait`, the request goes through the long-poll session, whose
+    /// timeout is the contract's longest wait (60 s) plus
+    /// ``HistoryClientConfiguration/longPollMargin`` (the request itself asks
+    /// for `wait` plus the margin, which Darwin honours), so the server's
+    /// empty answer at the end of the wait arrives before the client gives up.
     public func events(of conversation: String, _ query: EventQuery) async throws -> HistoryEventBatch {
         var endpoint = HistoryEndpoint(method: "GET", path: ["v1", "conversations", conversation, "events"],
                                        query: query.queryItems)
         if let wait = query.wait, wait > .zero {
-            endpoint.timeout = wait + configuration.longPollMargin
+            endpoint.timeout = Swift.min(wait, Self.maximumWait) + configuration.longPollMargin
         }
         return try await send(endpoint, as: HistoryEventBatch.self).value
     }
@@ -194,6 +209,7 @@ public final class HistoryClient: Sendable {
         let data: Data
         let response: URLResponse
         do {
+            let session = endpoint.timeout == nil ? self.session : longPollSession
             (data, response) = try await session.data(for: request)
         } catch {
             if Task.isCancelled || error is CancellationError { throw CancellationError() }
