@@ -4,7 +4,7 @@ import ArgumentParser
 /// goals (flat page cost, group commit), and hosts the child process the
 /// crash test kills.
 @main
-struct HistoryStoreBench: ParsableCommand {
+struct HistoryStoreBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history-store-bench",
         abstract: "Measure the SQLite history store: page reads and group-committed appends.",

@@ -134,35 +134,6 @@ final class Connection {
         return value
     }
 
-    /// Runs `body` inside `SAVEPOINT name`: released when it returns, rolled
-    /// back to (and released) when it throws, leaving the outer transaction
-    /// as it was before.
-    ///
-    /// Related SQLite documentation: <https://www.sqlite.org/lang_savepoint.html>
-    func savepoint<T, E: Error>(_ name: String,
-                                mapError: (SQLiteError) -> E,
-                                _ body: () throws(E) -> T) throws(E) -> T {
-        do {
-            try cachedStatement(sql: "SAVEPOINT \(name)").execute()
-        } catch {
-            throw mapError(error)
-        }
-        let value: T
-        do {
-            value = try body()
-        } catch {
-            _ = try? cachedStatement(sql: "ROLLBACK TO \(name)").execute()
-            _ = try? cachedStatement(sql: "RELEASE \(name)").execute()
-            throw error
-        }
-        do {
-            try cachedStatement(sql: "RELEASE \(name)").execute()
-        } catch {
-            throw mapError(error)
-        }
-        return value
-    }
-
     /// Ends an open transaction, ignoring errors: it is only called on a
     /// path that already reports one.
     func rollback() {

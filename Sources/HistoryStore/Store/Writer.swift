@@ -4,11 +4,15 @@ import Dispatch
 /// The one connection that writes, and the serial queue that owns it.
 ///
 /// Everything that changes the database runs here: group-committed batches
-/// (`perform`) and the bulk loader. Message ids are allocated here, inside
+/// (`perform`) and the bulk loader.
+/// (A per-request SAVEPOINT was measured and dropped: SAVEPOINT/RELEASE and
+/// the sub-journal copies of every touched 8 KiB page cost about as much as
+/// the INSERT itself, and protect nothing when each request makes one
+/// atomic change.) Message ids are allocated here, inside
 /// the writing transaction, so they increase in commit order (guarantee 2).
 ///
 /// The use of `@unchecked Sendable` is safe for this type because:
-/// - `connection`, `nextMessageID`, `committedSeqs` and `batchSeqs` are only
+/// - `connection`, `nextMessageID`, `committedSeqs`, `batchSeqs` and `pending` are only
 ///   touched by code running on `queue` (every entry point is called from
 ///   `queue.sync`/`queue.async`, and `perform`/`bulkAppend` check it with
 ///   `dispatchPrecondition`);
@@ -47,81 +51,125 @@ final class Writer: @unchecked Sendable {
         var committed = false
     }
 
-    /// Writes every request of `batch` in one transaction, each inside its
-    /// own savepoint: a request that fails (unknown conversation, missing
-    /// reply target, conflicting client id) is rolled back alone and answered
-    /// with its error, the others commit. When BEGIN or COMMIT fails, every
-    /// request is answered `.storage` and the writer's caches are reloaded.
+    /// A touched conversation's counters while its batch is being written:
+    /// kept here and written back with one UPDATE per conversation just
+    /// before COMMIT, instead of one UPDATE per message.
+    private struct PendingCounters {
+        let id: ConversationID
+        var version: Int64
+        var appended: Int64 = 0
+        var firstAppendedID: Int64?
+        var lastAppendedID: Int64?
+    }
+
+    /// Keyed by seq; empty between batches.
+    private var pending: [Int64: PendingCounters] = [:]
+
+    /// Writes every request of `batch` in one transaction. A request that
+    /// fails (unknown conversation, missing reply target, conflicting client
+    /// id, tombstone edit) is answered with its error and leaves nothing
+    /// behind, while the others commit: every request makes at most one
+    /// change to the file (one INSERT or UPDATE, atomic by itself in SQLite),
+    /// and only after all of its checks passed; its counters are applied to
+    /// `pending` only once that statement succeeded. When BEGIN, the
+    /// counters' write-back or COMMIT fails, or SQLite rolled the transaction
+    /// back on its own, every request is answered `.storage` and the
+    /// writer's caches are reloaded.
     func perform(_ batch: [WriteRequest]) -> BatchOutcome {
         dispatchPrecondition(condition: .onQueue(queue))
         var outcome = BatchOutcome()
+        pending.removeAll(keepingCapacity: true)
         do throws(SQLiteError) {
             try connection.cachedStatement(sql: "BEGIN IMMEDIATE").execute()
         } catch {
-            return failed(batch, with: error)
+            return failed(batch, with: StoreError(error))
         }
         for request in batch {
+            let failure: StoreError?
             switch request {
             case .createConversation(let id, let title, let completion):
-                let result = item { () throws(StoreError) in try createConversation(id: id, title: title) }
+                let result = Result { () throws(StoreError) in try createConversation(id: id, title: title) }
                 outcome.answers.append { completion(result) }
+                failure = result.failure
             case .append(let message, let conversation, let completion):
-                let result = item { () throws(StoreError) in try append(message, to: conversation) }
-                if case .success(.created(let stored)) = result { outcome.versions[conversation] = stored.version }
+                let result = Result { () throws(StoreError) in try append(message, to: conversation) }
                 outcome.answers.append { completion(result) }
+                failure = result.failure
             case .edit(let messageID, let conversation, let body, let completion):
-                let result = item { () throws(StoreError) in try edit(messageID: messageID, in: conversation, body: body) }
-                if case .success(let stored) = result { outcome.versions[conversation] = stored.version }
+                let result = Result { () throws(StoreError) in try edit(messageID: messageID, in: conversation, body: body) }
                 outcome.answers.append { completion(result) }
+                failure = result.failure
             case .delete(let messageID, let conversation, let completion):
-                let result = item { () throws(StoreError) in try delete(messageID: messageID, in: conversation) }
-                if case .success(let stored) = result {
-                    outcome.versions[conversation] = max(outcome.versions[conversation] ?? 0, stored.version)
-                }
+                let result = Result { () throws(StoreError) in try delete(messageID: messageID, in: conversation) }
                 outcome.answers.append { completion(result) }
+                failure = result.failure
+            }
+            // Some errors (SQLITE_FULL, IOERR, NOMEM...) make SQLite roll the
+            // whole transaction back; later statements would then commit one
+            // by one. Stop here: nothing of this batch is in the file.
+            if case .storage = failure, connection.isAutocommit {
+                return failed(batch, with: failure!)
             }
         }
         do throws(SQLiteError) {
+            try writeBackCounters()
             try connection.cachedStatement(sql: "COMMIT").execute()
         } catch {
             connection.rollback()
-            return failed(batch, with: error)
+            return failed(batch, with: StoreError(error))
         }
+        for counters in pending.values {
+            outcome.versions[counters.id] = counters.version
+        }
+        pending.removeAll(keepingCapacity: true)
         committedSeqs.merge(batchSeqs) { _, new in new }
         batchSeqs.removeAll()
         outcome.committed = true
         return outcome
     }
 
-    /// One request inside its own savepoint.
-    private func item<T>(_ body: () throws(StoreError) -> T) -> Result<T, StoreError> {
-        let created = batchSeqs
-        let result = Result { () throws(StoreError) -> T in
-            try connection.savepoint("item", mapError: StoreError.init, body)
+    private func writeBackCounters() throws(SQLiteError) {
+        let update = try connection.cachedStatement(sql: """
+            UPDATE conversations SET message_count = message_count + ?, oldest_id = coalesce(oldest_id, ?),
+                                     newest_id = coalesce(?, newest_id), version = ?
+            WHERE seq = ?
+            """)
+        for (seq, counters) in pending {
+            try update.execute(counters.appended, counters.firstAppendedID, counters.lastAppendedID, counters.version, seq)
         }
-        if case .failure = result { batchSeqs = created }
-        return result
     }
 
-    private func failed(_ batch: [WriteRequest], with error: SQLiteError) -> BatchOutcome {
+    private func failed(_ batch: [WriteRequest], with error: StoreError) -> BatchOutcome {
+        connection.rollback()
         resetCaches()
-        let storeError = StoreError(error)
         var outcome = BatchOutcome()
-        outcome.answers = batch.map { request in { request.fail(storeError) } }
+        outcome.answers = batch.map { request in { request.fail(error) } }
         return outcome
     }
 
     /// After a failed transaction nothing the writer remembers from it can
-    /// be trusted: forget the batch's conversations and move the next id
-    /// past anything that may have reached the file.
+    /// be trusted: forget the batch's conversations and counters, and move
+    /// the next id past anything that may have reached the file.
     private func resetCaches() {
         batchSeqs.removeAll()
+        pending.removeAll()
         if let stored = try? Self.loadNextMessageID(connection) {
             nextMessageID = max(nextMessageID, stored)
         }
     }
 
-    // MARK: - Operations (inside the batch transaction)
+    /// The batch's counters of the conversation, read at its first touch.
+    private func counters(seq: Int64, id: ConversationID) throws(StoreError) -> PendingCounters {
+        if let counters = pending[seq] { return counters }
+        let version = try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: "SELECT version FROM conversations WHERE seq = ?")
+                .firstRow(seq) { $0.int64(0) }
+        }
+        guard let version else { throw .storage(code: SQLITE_ERROR, message: "conversation row \(seq) vanished") }
+        return PendingCounters(id: id, version: version)
+    }
+
+    // MARK: - Operations (inside the batch transaction; at most one write each)
 
     private func createConversation(id: ConversationID?, title: String?) throws(StoreError) -> Conversation {
         let title = title?.isEmpty == false ? title : nil
@@ -146,8 +194,10 @@ final class Writer: @unchecked Sendable {
 
     private func append(_ new: NewMessage, to conversation: ConversationID) throws(StoreError) -> AppendOutcome {
         guard let seq = try seq(of: conversation) else { throw .conversationNotFound(conversation) }
-        let fingerprint = StoredRows.clientFingerprint(sender: new.sender, body: new.body)
+        var fingerprint: Int64?
         if let clientID = new.clientID {
+            let posted = StoredRows.clientFingerprint(sender: new.sender, body: new.body)
+            fingerprint = posted
             let earlier = try sqlite { () throws(SQLiteError) in
                 try connection.cachedStatement(sql: """
                     SELECT \(StoredRows.messageColumns), client_fingerprint FROM messages
@@ -157,44 +207,53 @@ final class Writer: @unchecked Sendable {
                 }
             }
             if let earlier {
-                guard earlier.fingerprint == fingerprint else { throw .clientIDConflict(clientID: clientID) }
+                guard earlier.fingerprint == posted else { throw .clientIDConflict(clientID: clientID) }
                 return .existing(earlier.message)
             }
         }
         if let replyTo = new.replyTo, try !exists(seq: seq, id: replyTo) {
             throw .replyTargetNotFound(messageID: replyTo)
         }
+        var counters = try self.counters(seq: seq, id: conversation)
+        counters.version += 1
+        // Taken before the INSERT and never given back: if the statement
+        // fails the id is simply skipped (gaps are allowed, reuse is not).
         let id = nextMessageID
         nextMessageID += 1
         let createdAt = Timestamp.now()
-        let version = try bumpVersion(seq: seq, appending: id)
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
                 INSERT INTO messages (conversation_seq, id, sender, body, created_at, reply_to,
                                       client_id, client_fingerprint, created_version, version)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """).execute(seq, id, new.sender, new.body, createdAt.millisecondsSinceEpoch, new.replyTo,
-                             new.clientID, new.clientID == nil ? nil : fingerprint, version, version)
+                             new.clientID, fingerprint, counters.version, counters.version)
         }
+        counters.appended += 1
+        counters.firstAppendedID = counters.firstAppendedID ?? id
+        counters.lastAppendedID = id
+        pending[seq] = counters
         return .created(Message(id: id, conversationID: conversation, sender: new.sender, body: new.body,
                                 createdAt: createdAt, editedAt: nil, deleted: false, replyTo: new.replyTo,
-                                clientID: new.clientID, version: version))
+                                clientID: new.clientID, version: counters.version))
     }
 
     private func edit(messageID: Int64, in conversation: ConversationID, body: String) throws(StoreError) -> Message {
         let (seq, current) = try existingMessage(messageID, in: conversation)
         guard !current.deleted else { throw .messageDeleted(messageID: messageID) }
-        let version = try bumpVersion(seq: seq, appending: nil)
+        var counters = try self.counters(seq: seq, id: conversation)
+        counters.version += 1
         let editedAt = Timestamp.now()
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
                 UPDATE messages SET body = ?, edited_at = ?, version = ? WHERE conversation_seq = ? AND id = ?
-                """).execute(body, editedAt.millisecondsSinceEpoch, version, seq, messageID)
+                """).execute(body, editedAt.millisecondsSinceEpoch, counters.version, seq, messageID)
         }
+        pending[seq] = counters
         var edited = current
         edited.body = body
         edited.editedAt = editedAt
-        edited.version = version
+        edited.version = counters.version
         return edited
     }
 
@@ -202,16 +261,18 @@ final class Writer: @unchecked Sendable {
     private func delete(messageID: Int64, in conversation: ConversationID) throws(StoreError) -> Message {
         let (seq, current) = try existingMessage(messageID, in: conversation)
         guard !current.deleted else { return current }
-        let version = try bumpVersion(seq: seq, appending: nil)
+        var counters = try self.counters(seq: seq, id: conversation)
+        counters.version += 1
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
                 UPDATE messages SET body = '', deleted = 1, version = ? WHERE conversation_seq = ? AND id = ?
-                """).execute(version, seq, messageID)
+                """).execute(counters.version, seq, messageID)
         }
+        pending[seq] = counters
         var tombstone = current
         tombstone.body = ""
         tombstone.deleted = true
-        tombstone.version = version
+        tombstone.version = counters.version
         return tombstone
     }
 
@@ -309,25 +370,6 @@ final class Writer: @unchecked Sendable {
         }
     }
 
-    /// Bumps the conversation's version (and its counters when `appending`
-    /// a new message id) and returns the new version.
-    private func bumpVersion(seq: Int64, appending id: Int64?) throws(StoreError) -> Int64 {
-        let version = try sqlite { () throws(SQLiteError) in
-            if let id {
-                return try connection.cachedStatement(sql: """
-                    UPDATE conversations SET message_count = message_count + 1, oldest_id = coalesce(oldest_id, ?1),
-                                             newest_id = ?1, version = version + 1
-                    WHERE seq = ?2 RETURNING version
-                    """).firstRow(id, seq) { $0.int64(0) }
-            }
-            return try connection.cachedStatement(sql: """
-                UPDATE conversations SET version = version + 1 WHERE seq = ? RETURNING version
-                """).firstRow(seq) { $0.int64(0) }
-        }
-        guard let version else { throw .storage(code: SQLITE_ERROR, message: "conversation row \(seq) vanished") }
-        return version
-    }
-
     private func unusedGeneratedID() throws(StoreError) -> ConversationID {
         for _ in 0..<8 {
             let id = Self.generatedID()
@@ -352,5 +394,12 @@ final class Writer: @unchecked Sendable {
             try connection.cachedStatement(sql: "SELECT max(id) FROM messages").firstRow { $0.optionalInt64(0) } ?? nil
         }
         return (maximum ?? 0) + 1
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }
