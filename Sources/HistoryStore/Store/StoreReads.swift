@@ -49,7 +49,8 @@ struct StoreReads {
             return page(messages, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
 
         case .before(let before):
-            let messages = try below(seq: seq, id: before, limit: limit, conversation: id).reversed() as [Message]
+            var messages = try below(seq: seq, id: before, limit: limit, conversation: id)
+            messages.reverse()
             return page(messages, in: conversation, emptyHasOlder: false,
                         emptyHasNewer: conversation.newestID.map { $0 >= before } ?? false)
 
@@ -150,13 +151,14 @@ struct StoreReads {
     // MARK: - Keyset reads
 
     private func newest(seq: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> [Message] {
-        let descending = try sqlite { () throws(SQLiteError) in
+        var messages = try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
                 SELECT \(StoredRows.messageColumns) FROM messages
                 WHERE conversation_seq = ? ORDER BY id DESC LIMIT ?
                 """).rows(seq, limit) { StoredRows.message($0, in: conversation) }
         }
-        return descending.reversed()
+        messages.reverse()
+        return messages
     }
 
     /// Up to `limit` messages below `id`, closest first (descending).
