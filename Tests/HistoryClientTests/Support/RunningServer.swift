@@ -27,7 +27,13 @@ final class RunningServer: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("history-client-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        app = try Self.startApplication(databasePath: directory.appendingPathComponent("history.sqlite").path, port: 0)
+        do {
+            app = try Self.startApplication(databasePath: directory.appendingPathComponent("history.sqlite").path,
+                                            port: 0)
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
         client = HistoryClient(baseURL: URL(string: app.address)!, configuration: clientConfiguration)
     }
 
