@@ -46,6 +46,7 @@ struct JSONCursor {
     /// Calls `body` for each member of the object at the cursor; `body` must
     /// consume the member's value (read or skip it).
     mutating func forEachMember(_ body: (Key, inout JSONCursor) throws(ScanError) -> Void) throws(ScanError) {
+        skipWhitespace()
         try expect(UInt8(ascii: "{"))
         skipWhitespace()
         if peek() == UInt8(ascii: "}") { index += 1; return }
@@ -67,6 +68,7 @@ struct JSONCursor {
 
     /// Calls `body` for each element of the array at the cursor.
     mutating func forEachElement(_ body: (inout JSONCursor) throws(ScanError) -> Void) throws(ScanError) {
+        skipWhitespace()
         try expect(UInt8(ascii: "["))
         skipWhitespace()
         if peek() == UInt8(ascii: "]") { index += 1; return }

@@ -1,0 +1,57 @@
+import ArgumentParser
+import Testing
+@testable import HistoryLoad
+
+@Suite("Command-line values")
+struct OptionTests {
+    @Test func urls() {
+        #expect(ServerEndpoint(argument: "http://127.0.0.1:8080") == ServerEndpoint(host: "127.0.0.1", port: 8080))
+        #expect(ServerEndpoint(argument: "localhost:9000/") == ServerEndpoint(host: "127.0.0.1", port: 9000))
+        #expect(ServerEndpoint(argument: "http://[::1]:81") == ServerEndpoint(host: "::1", port: 81))
+        #expect(ServerEndpoint(argument: "http://h:0") == nil)
+        #expect(ServerEndpoint(argument: "http://h:80/v1") == nil)
+    }
+
+    @Test func durations() {
+        #expect(DurationArgument(argument: "500ms")?.duration == .milliseconds(500))
+        #expect(DurationArgument(argument: "2m")?.duration == .seconds(120))
+        #expect(DurationArgument(argument: "3")?.duration == .seconds(3))
+        #expect(DurationArgument(argument: "-1s") == nil)
+        #expect(DurationArgument(argument: "soon") == nil)
+    }
+
+    @Test func mixWeights() throws {
+        let mix = try #require(MixWeights(argument: "scrollback=5,deep=3,post=1"))
+        let roles = mix.assign(clients: 18)
+        #expect(roles.count == 18)
+        #expect(roles.filter { $0 == .scrollback }.count == 10)
+        #expect(roles.filter { $0 == .deep }.count == 6)
+        #expect(roles.filter { $0 == .post }.count == 2)
+        #expect(MixWeights(argument: "mix=1") == nil)
+        #expect(MixWeights(argument: "deep=1,deep=2") == nil)
+        #expect(MixWeights(argument: "nope=1") == nil)
+        // Every weighted scenario gets a user when there are enough users.
+        #expect(Set(MixWeights.standard.assign(clients: 5)) == Set(MixWeights.standard.weights.map(\.scenario)))
+    }
+
+    @Test func seedSizesSumAndSkew() {
+        let plan = SeedPlan(conversations: 1_000, messages: 1_000_000, seed: 1, prefix: "load-")
+        let sizes = plan.sizes()
+        #expect(sizes.reduce(0, +) == 1_000_000)
+        #expect(sizes[0] == 400_000)
+        #expect(sizes.dropFirst().allSatisfy { $0 <= sizes[1] })
+        #expect(sizes.filter { $0 < 1_000 }.count > 500)
+        #expect(plan.conversationID(7) == "load-0007" && plan.conversationID(12_345) == "load-12345")
+        let chunks = plan.chunks(of: 500)
+        #expect(chunks.reduce(0) { $0 + $1.count } == 1_000_000)
+    }
+
+    @Test func commandsParse() throws {
+        let run = try RunCommand.parse(["--url", "http://127.0.0.1:1", "--scenario", "mix", "--mix", "deep=1,tail=2",
+                                        "--clients", "3", "--duration", "2s", "--rate", "100", "--json", "/tmp/x.json",
+                                        "--connections", "5"])
+        #expect(run.scenario == .mix && run.clients == 3 && run.rate == 100 && run.connections == 5)
+        #expect(throws: (any Error).self) { try SeedCommand.parse(["--conversations", "2"]) }
+        #expect(throws: (any Error).self) { try RunCommand.parse(["--url", "http://127.0.0.1:1", "--clients", "0"]) }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+@testable import HistoryLoad
+
+/// Every scenario for about two seconds against the real server: the report
+/// must count requests, find no violation, and read back every acked post.
+@Suite("Scenarios against history-server", .serialized)
+struct ScenarioTests {
+    @Test(arguments: [Scenario.scrollback, .deep, .jump, .newest, .short, .post, .tail, .mix])
+    func scenarioHoldsItsInvariants(_ scenario: Scenario) throws {
+        try withSeededServer { server, _ in
+            var plan = quickPlan(server.endpoint, scenario, clients: scenario == .mix ? 6 : 4)
+            if scenario == .mix { plan.mix = MixWeights(argument: "scrollback=2,deep=1,jump=1,post=1,tail=1")! }
+            let report = try LoadRun.execute(plan)
+            #expect(report.requests > 0)
+            #expect(report.violationCount == 0, "\(report.text)")
+            #expect(report.errorCount == 0, "\(report.errors)")
+            #expect(report.kinds.allSatisfy { $0.count > 0 && $0.p50Ms <= $0.p99Ms && $0.p99Ms <= $0.maxMs })
+            let checked = report.checks["pages checked", default: 0]
+            switch scenario {
+            case .post, .tail:
+                #expect(report.ackedPosts > 0)
+                #expect(report.ackedPostsReadable == report.ackedPosts)
+                #expect(report.checks["idempotent retries checked", default: 0] > 0 || report.ackedPosts < 25)
+                if scenario == .tail {
+                    #expect(report.kinds.contains { $0.kind == RequestKind.delivery.name && $0.count > 0 })
+                    #expect(report.checks["events checked", default: 0] > 0)
+                }
+            case .scrollback, .mix:
+                #expect(checked > 0)
+                #expect(report.peakWindowMessages > 0 && report.peakWindowMessages <= report.windowCapacity)
+                if scenario == .scrollback { #expect(report.checks["complete walks counted", default: 0] > 0) }
+                if scenario == .mix { #expect(report.ackedPostsReadable == report.ackedPosts) }
+            case .jump:
+                #expect(report.checks["anchors checked", default: 0] > 0)
+            default:
+                #expect(checked > 0)
+            }
+            // Requests per kind add up to the total over the throughput kinds.
+            let sum = report.kinds.filter { ["events (long-poll)", "post-to-delivery", "read-back"].contains($0.kind) == false }
+                .reduce(UInt64(0)) { $0 + $1.count }
+            #expect(sum == report.requests)
+        }
+    }
+
+    @Test func openLoopKeepsTheSchedule() throws {
+        try withSeededServer { server, _ in
+            var plan = quickPlan(server.endpoint, .deep, clients: 2)
+            plan.rate = 200
+            let report = try LoadRun.execute(plan)
+            // 2 s at 200/s: the schedule, give or take the first and last slot of each user.
+            #expect(report.requests >= 380 && report.requests <= 404)
+            #expect(report.violationCount == 0)
+        }
+    }
+
+    @Test func jsonReportHasTheSameFigures() throws {
+        try withSeededServer { server, _ in
+            try withTemporaryFolder { folder in
+                let report = try LoadRun.execute(quickPlan(server.endpoint, .deep, clients: 2, seconds: 1))
+                let path = folder.appending(path: "report.json").path
+                try report.writeJSON(to: path)
+                let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
+                #expect(object?["requests"] as? Int == Int(report.requests))
+                #expect(object?["violation_count"] as? Int == 0)
+                #expect((object?["kinds"] as? [[String: Any]])?.first?["p99_ms"] != nil)
+            }
+        }
+    }
+}
+
+@Suite("Seeding", .serialized)
+struct SeedTests {
+    @Test func directSeedLoadsTheExactCounts() throws {
+        try withSeededServer(conversations: 9, messages: 2_345) { server, plan in
+            let sizes = plan.sizes()
+            var total: Int64 = 0
+            for index in 0..<plan.conversations {
+                let entry = try #require(try conversationEntry(server.endpoint, plan.conversationID(index)))
+                #expect(entry.messageCount == Int64(sizes[index]))
+                total += entry.messageCount
+            }
+            #expect(total == 2_345)
+            #expect(try conversationEntry(server.endpoint, plan.conversationID(9)) == nil)
+            let catalog = try ConversationCatalog.discover(endpoint: server.endpoint, prefix: "load-", maximum: 1_000)
+            #expect(catalog.entries.count == 9 && catalog.largest?.id == "load-0000")
+        }
+    }
+
+    @Test func httpSeedPostsEveryMessage() throws {
+        try withTemporaryFolder { folder in
+            let server = try ServerUnderTest(database: folder.appending(path: "h.sqlite").path)
+            defer { server.stop() }
+            let plan = SeedPlan(conversations: 7, messages: 1_500, seed: 3, prefix: "load-")
+            let outcome = try HTTPSeeder.seed(plan, endpoint: server.endpoint, parallel: 4,
+                                              progress: SeedProgress(total: 1_500, enabled: false))
+            #expect(outcome.messages == 1_500 && outcome.conversationsCreated == 7)
+            #expect(outcome.failures.isEmpty, "\(outcome.failures)")
+            #expect(outcome.replies > 0 && outcome.edits > 0)
+            let sizes = plan.sizes()
+            for index in 0..<7 {
+                let entry = try #require(try conversationEntry(server.endpoint, plan.conversationID(index)))
+                #expect(entry.messageCount == Int64(sizes[index]))
+                // One version per append, edit and delete.
+                #expect(entry.version >= entry.messageCount)
+            }
+            // Seeding again with the same seed stores nothing twice (client_id).
+            let again = try HTTPSeeder.seed(SeedPlan(conversations: 7, messages: 1_500, seed: 3, prefix: "load-"),
+                                            endpoint: server.endpoint, parallel: 2,
+                                            progress: SeedProgress(total: 1_500, enabled: false))
+            #expect(again.conversationsExisting == 7)
+            let first = try #require(try conversationEntry(server.endpoint, plan.conversationID(0)))
+            #expect(first.messageCount == Int64(sizes[0]))
+        }
+    }
+}
