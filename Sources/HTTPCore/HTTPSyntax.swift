@@ -90,6 +90,20 @@ enum HTTPSyntax {
         }
     }
 
+    @inline(__always)
+    static func forEachListElementNonThrowing(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
+                                              _ body: (Range<Int>) -> Void) {
+        var start = range.lowerBound
+        var position = range.lowerBound
+        while position <= range.upperBound {
+            if position == range.upperBound || bytes[position] == comma {
+                body(trimmed(bytes, start..<position))
+                start = position + 1
+            }
+            position += 1
+        }
+    }
+
     /// The index of the first `byte` in `bytes[range]`, found with memchr.
     @inline(__always)
     static func firstIndex(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {

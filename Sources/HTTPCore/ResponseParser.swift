@@ -66,8 +66,9 @@ public struct ResponseParser: Sendable {
         do {
             switch state {
             case .head:
-                guard var response = try parseHeadIfComplete() else { return nil }
-                let framing = try Self.framing(of: response, answersHead: answersHead)
+                guard let (parsed, head) = try parseHeadIfComplete() else { return nil }
+                var response = parsed
+                let framing = Self.framing(of: response, head, answersHead: answersHead)
                 switch framing {
                 case .none:
                     return response
@@ -149,23 +150,17 @@ public struct ResponseParser: Sendable {
         return response
     }
 
-    private static func framing(of response: HTTPClientResponse, answersHead: Bool) throws(HTTPClientError) -> Framing {
+    /// RFC 9112 §6.3: no body for HEAD, 1xx, 204, 304; chunked when it is
+    /// the last coding, else a Transfer-Encoding means "until close"; then
+    /// Content-Length; else until close.
+    private static func framing(of response: HTTPClientResponse, _ head: HeadFraming, answersHead: Bool) -> Framing {
         if answersHead || response.status < 200 || response.status == 204 || response.status == 304 { return .none }
-        if let codings = response.headers["Transfer-Encoding"] {
-            let last = codings.split(separator: ",").last.map { String($0).trimmingSpaces() } ?? ""
-            return last.caseInsensitiveEquals("chunked") ? .chunked : .untilClose
-        }
-        if let value = response.headers["Content-Length"] {
-            let text = value.split(separator: ",").first.map { String($0).trimmingSpaces() } ?? ""
-            guard let length = Int(text), length >= 0, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
-                throw .malformedResponse("invalid Content-Length \(value)")
-            }
-            return .length(length)
-        }
+        if head.transferEncoding { return head.chunked ? .chunked : .untilClose }
+        if let length = head.contentLength { return .length(length) }
         return .untilClose
     }
 
-    private mutating func parseHeadIfComplete() throws(HTTPClientError) -> HTTPClientResponse? {
+    private mutating func parseHeadIfComplete() throws(HTTPClientError) -> (HTTPClientResponse, HeadFraming)? {
         let limit = maximumHeadBytes
         var start = self.start
         var scanned = self.scanned
@@ -173,7 +168,7 @@ public struct ResponseParser: Sendable {
             self.start = start
             self.scanned = scanned
         }
-        return try buffer.withUnsafeBufferPointer { (bytes) throws(HTTPClientError) -> HTTPClientResponse? in
+        return try buffer.withUnsafeBufferPointer { (bytes) throws(HTTPClientError) -> (HTTPClientResponse, HeadFraming)? in
             let headEnd: Int?
             do {
                 headEnd = try HTTPSyntax.findHeadEnd(bytes, start: start, scanned: &scanned, limit: limit)
@@ -189,7 +184,7 @@ public struct ResponseParser: Sendable {
     }
 
     /// `HTTP-version SP status-code SP [reason-phrase]`, then field lines.
-    private static func parseHead(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) throws(HTTPClientError) -> HTTPClientResponse {
+    private static func parseHead(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) throws(HTTPClientError) -> (HTTPClientResponse, HeadFraming) {
         let (statusLine, firstField) = HTTPSyntax.line(bytes, from: range.lowerBound, end: range.upperBound)
         let p = statusLine.lowerBound
         guard statusLine.count >= 12,
@@ -211,6 +206,7 @@ public struct ResponseParser: Sendable {
         let reason = HTTPSyntax.string(bytes, reasonStart..<statusLine.upperBound)
         var fields: [(name: String, value: String)] = []
         fields.reserveCapacity(8)
+        var framing = HeadFraming()
         var position = firstField
         while position < range.upperBound {
             let (field, next) = HTTPSyntax.line(bytes, from: position, end: range.upperBound)
@@ -219,19 +215,46 @@ public struct ResponseParser: Sendable {
             guard let colon = HTTPSyntax.firstIndex(of: HTTPSyntax.colon, in: bytes, field), colon > field.lowerBound else {
                 throw .malformedResponse("header line \(HTTPSyntax.string(bytes, field).debugDescription)")
             }
+            let name = field.lowerBound..<colon
             let value = HTTPSyntax.trimmed(bytes, (colon + 1)..<field.upperBound)
-            fields.append((HTTPSyntax.string(bytes, field.lowerBound..<colon), HTTPSyntax.string(bytes, value)))
+            if name.count == 14 && HTTPSyntax.equalsIgnoringCase(bytes, name, "content-length") {
+                // Copies must agree (RFC 9110 §8.6); a list of equal values is one.
+                var length = -1
+                var valid = !value.isEmpty
+                HTTPSyntax.forEachListElementNonThrowing(bytes, value) { element in
+                    var parsed = 0
+                    if element.isEmpty || element.count > 18 { valid = false }
+                    for index in element {
+                        let byte = bytes[index]
+                        if byte < UInt8(ascii: "0") || byte > UInt8(ascii: "9") { valid = false; return }
+                        parsed = parsed * 10 + Int(byte - UInt8(ascii: "0"))
+                    }
+                    if length >= 0 && length != parsed { valid = false }
+                    length = parsed
+                }
+                if !valid || (framing.contentLength.map { $0 != length } ?? false) {
+                    throw .malformedResponse("invalid Content-Length \(HTTPSyntax.string(bytes, value).debugDescription)")
+                }
+                framing.contentLength = length
+            } else if name.count == 17 && HTTPSyntax.equalsIgnoringCase(bytes, name, "transfer-encoding") {
+                var lastIsChunked = false
+                HTTPSyntax.forEachListElementNonThrowing(bytes, value) { element in
+                    if !element.isEmpty { lastIsChunked = HTTPSyntax.equalsIgnoringCase(bytes, element, "chunked") }
+                }
+                framing.transferEncoding = true
+                framing.chunked = lastIsChunked
+            }
+            fields.append((HTTPSyntax.string(bytes, name), HTTPSyntax.string(bytes, value)))
         }
-        return HTTPClientResponse(status: status, reason: reason, version: HTTPVersion(major: major, minor: minor),
-                                  headers: HTTPHeaders(fields))
+        let response = HTTPClientResponse(status: status, reason: reason, version: HTTPVersion(major: major, minor: minor),
+                                          headers: HTTPHeaders(fields))
+        return (response, framing)
     }
-}
 
-extension String {
-    func trimmingSpaces() -> String {
-        var view = Substring(self)
-        while view.first == " " || view.first == "\t" { view = view.dropFirst() }
-        while view.last == " " || view.last == "\t" { view = view.dropLast() }
-        return String(view)
+    /// What the fields say about the body, read on bytes while parsing.
+    private struct HeadFraming {
+        var contentLength: Int?
+        var transferEncoding = false
+        var chunked = false
     }
 }
