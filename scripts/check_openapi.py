@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Checks that openapi.yaml has not drifted from the contract.
 
-The contract (API.md) and the team brief (BRIEF.md) are prose, so a spec can
-silently lose an endpoint or an error code; this reads both and fails when
-openapi.yaml lacks a method+path of API.md's endpoint table, or when the
-Error code enum is not exactly the set of codes the brief lists.
+The contract (../shared/API.md) is prose, so a spec can silently lose an
+endpoint or an error code; this fails when openapi.yaml lacks a method+path
+of API.md's endpoint table, or when the Error code enum is not exactly the
+set of codes the server's source sends (plus those API.md names).
 
-Usage: python3 scripts/check_openapi.py [--spec openapi.yaml] [--api API.md] [--brief BRIEF.md]
-(or the environment variables OPENAPI_SPEC, API_MD, BRIEF_MD).
+Usage: python3 scripts/check_openapi.py [--spec openapi.yaml] [--api API.md]
+(or the environment variables OPENAPI_SPEC, API_MD).
 Needs PyYAML; without it the check is skipped (exit 0) with a note.
 """
 import argparse
@@ -38,19 +38,29 @@ def endpoints_of_contract(api_text):
     return found
 
 
-def error_codes_of_brief(brief_text):
-    """Every code of the brief's "Error codes" list: the snake_case words of
-    that section once its parenthesised explanations (which name fields such
-    as min_id) are removed."""
-    section = re.search(r"^Error codes.*?$(.*?)^Validation rules", brief_text, re.MULTILINE | re.DOTALL)
-    if section is None:
-        sys.exit("check_openapi: the brief has no 'Error codes' ... 'Validation rules' section")
-    text = section.group(1)
-    previous = None
-    while previous != text:  # innermost parentheses first, so nesting cannot leak words
-        previous = text
-        text = re.sub(r"\([^()]*\)", "", text)
-    return set(re.findall(r"\b[a-z]+(?:_[a-z]+)+\b", text))
+def error_codes_of_server(repo):
+    """Every error code the server can send, read from its source: the
+    `code: "..."` arguments of HTTPResponse.error and APIError in HistoryAPI
+    and HTTPCore, the codes RequestParseError maps its cases to, and the
+    `invalid_<field>` codes of RequestBody's field readers."""
+    codes = set()
+    for folder in ("Sources/HistoryAPI", "Sources/HTTPCore"):
+        for root, _, files in os.walk(os.path.join(repo, folder)):
+            for name in files:
+                if not name.endswith(".swift"):
+                    continue
+                with open(os.path.join(root, name), encoding="utf-8") as f:
+                    text = f.read()
+                # RequestBody's readers: requiredString("sender") sends invalid_sender,
+                # optionalString("id", code: "conversation_id") invalid_conversation_id.
+                reader = r'\b(?:required|optional)\w*\(\s*"([a-z_]+)"(?:[^)]*code:\s*"([a-z_]+)")?'
+                for match in re.finditer(reader, text):
+                    codes.add("invalid_" + (match.group(2) or match.group(1)))
+                text = re.sub(reader, "", text)
+                codes.update(re.findall(r'\bcode:\s*"([a-z]+(?:_[a-z]+)+)"', text))
+                if name == "RequestParseError.swift":
+                    codes.update(re.findall(r':\s*"([a-z]+(?:_[a-z]+)+)"', text))
+    return codes
 
 
 def error_codes_of_contract(api_text):
@@ -65,7 +75,6 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec")
     parser.add_argument("--api")
-    parser.add_argument("--brief")
     args = parser.parse_args()
 
     try:
@@ -75,17 +84,11 @@ def main():
         return 0
 
     spec_path = first_existing(args.spec, "OPENAPI_SPEC", [os.path.join(REPO, "openapi.yaml")])
-    api_path = first_existing(args.api, "API_MD", [os.path.join(REPO, "API.md"), os.path.join(REPO, "docs", "API.md"),
-                                                  "/work/shared/API.md"])
-    brief_path = first_existing(args.brief, "BRIEF_MD", [os.path.join(REPO, "BRIEF.md"),
-                                                        os.path.join(REPO, "docs", "BRIEF.md"),
-                                                        "/work/notes/BRIEF.md"])
+    api_path = first_existing(args.api, "API_MD", [os.path.join(REPO, "API.md"), os.path.join(REPO, "..", "shared", "API.md")])
     with open(spec_path, encoding="utf-8") as f:
         spec = yaml.safe_load(f)
     with open(api_path, encoding="utf-8") as f:
         api_text = f.read()
-    with open(brief_path, encoding="utf-8") as f:
-        brief_text = f.read()
 
     failures = []
     paths = spec.get("paths") or {}
@@ -106,21 +109,21 @@ def main():
         except (KeyError, TypeError):
             enum = set()
             failures.append("no Error code enum (components.schemas.ErrorCode.enum) in the spec")
-    brief_codes = error_codes_of_brief(brief_text)
-    if len(brief_codes) < 10:
-        failures.append(f"found only {len(brief_codes)} error codes in {brief_path}; has the list changed shape?")
-    for code in sorted(brief_codes - enum):
-        failures.append(f"error code {code} is in the brief but not in the Error code enum")
+    server_codes = error_codes_of_server(REPO)
+    if len(server_codes) < 10:
+        failures.append(f"found only {len(server_codes)} error codes in Sources; has the code changed shape?")
+    for code in sorted(server_codes - enum):
+        failures.append(f"error code {code} is sent by the server but not in the Error code enum")
     for code in sorted(error_codes_of_contract(api_text) - enum):
         failures.append(f"error code {code} is in API.md but not in the Error code enum")
-    for code in sorted(enum - brief_codes):
-        failures.append(f"error code {code} is in the Error code enum but not in the brief")
+    for code in sorted(enum - server_codes):
+        failures.append(f"error code {code} is in the Error code enum but the server never sends it")
 
     for failure in failures:
         print(f"check_openapi: FAIL: {failure}")
     if failures:
         return 1
-    print(f"check_openapi: OK ({len(contract_endpoints)} endpoints, {len(brief_codes)} error codes)")
+    print(f"check_openapi: OK ({len(contract_endpoints)} endpoints, {len(server_codes)} error codes)")
     return 0
 
 
