@@ -42,6 +42,19 @@ struct LifecycleTests {
         }
     }
 
+    @Test func closingFromACompletionHandlerDoesNotDeadlock() async throws {
+        try await withTemporaryStore { store in
+            try await store.make("c")
+            let closed = DispatchSemaphore(value: 0)
+            store.append(NewMessage(sender: "s", body: "last words"), to: cid("c")) { _ in
+                store.close()
+                closed.signal()
+            }
+            #expect(closed.wait(timeout: .now() + 20) == .success)
+            #expect(throws: StoreError.closed) { try store.conversation(cid("c")) }
+        }
+    }
+
     @Test func theFolderIsCreated() async throws {
         try await withTemporaryPath { path in
             let nested = URL(fileURLWithPath: path).deletingLastPathComponent()

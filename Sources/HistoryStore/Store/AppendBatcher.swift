@@ -53,7 +53,7 @@ final class AppendBatcher: Sendable {
     /// and answered.
     func close() {
         state.withLock { $0.isClosed = true }
-        writer.queue.sync { drain() }
+        writer.sync { drain() }
     }
 
     /// Runs on the writer queue until nothing is pending.

@@ -221,7 +221,7 @@ public final class SQLiteHistoryStore: HistoryStore {
         for message in messages { try MessageRules.validate(message) }
         guard !isClosed.load(ordering: .acquiring) else { throw .closed }
         let result = Result { () throws(StoreError) in
-            try writer.queue.sync { () -> Result<(ids: ClosedRange<Int64>, version: Int64)?, StoreError> in
+            try writer.sync { () -> Result<(ids: ClosedRange<Int64>, version: Int64)?, StoreError> in
                 Result { () throws(StoreError) in try writer.bulkAppend(messages, to: conversation) }
             }.get()
         }

@@ -13,8 +13,8 @@ import Dispatch
 ///
 /// The use of `@unchecked Sendable` is safe for this type because:
 /// - `connection`, `nextMessageID`, `committedSeqs`, `batchSeqs` and `pending` are only
-///   touched by code running on `queue` (every entry point is called from
-///   `queue.sync`/`queue.async`, and `perform`/`bulkAppend` check it with
+///   touched by code running on `queue` (every entry point is called through
+///   `sync` or `queue.async`, and `perform`/`bulkAppend` check it with
 ///   `dispatchPrecondition`);
 /// - `queue` itself is a `let` of a thread-safe type.
 final class Writer: @unchecked Sendable {
@@ -31,14 +31,27 @@ final class Writer: @unchecked Sendable {
 
     private static let seqCacheCapacity = 100_000
 
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
     init(connection: Connection) throws(StoreError) {
         self.connection = connection
         self.nextMessageID = try Self.loadNextMessageID(connection)
+        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
+    }
+
+    /// Runs `body` on the writer queue and waits for it; runs it at once when
+    /// already there (a completion handler that drops the last reference to
+    /// the store closes it from this queue, and `sync` would deadlock).
+    func sync<T>(_ body: () -> T) -> T {
+        if DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) {
+            return body()
+        }
+        return queue.sync(execute: body)
     }
 
     /// Closes the connection, after whatever the queue is running.
     func close() {
-        queue.sync { connection.close() }
+        sync { connection.close() }
     }
 
     // MARK: - Group commit
