@@ -41,6 +41,8 @@ public final class HTTPServer: Sendable {
     /// - Throws: `SocketError` (e.g. `EADDRINUSE`), or `EINVAL` for a host
     ///   that is not an IP literal or `localhost`.
     public func start() throws {
+        let usable = state.withLock { $0.listener == nil && !$0.shuttingDown }
+        guard usable else { throw SocketError(errno: EALREADY, function: "start (already started or shut down)") }
         guard let address = SocketAddress(host: configuration.host, port: configuration.port) else {
             throw SocketError(errno: EINVAL, function: "bind to host \(configuration.host)")
         }
@@ -51,9 +53,15 @@ public final class HTTPServer: Sendable {
             }
             accepted(socket, peer: peer)
         }
-        state.withLock { state in
+        let installed = state.withLock { state -> Bool in
+            guard state.listener == nil && !state.shuttingDown else { return false }
             state.listener = listener
             state.port = listener.address.port
+            return true
+        }
+        guard installed else {
+            listener.stop {}
+            throw SocketError(errno: EALREADY, function: "start (already started or shut down)")
         }
         listener.start()
     }

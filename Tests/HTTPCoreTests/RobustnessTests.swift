@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Glibc
 import Synchronization
 import Testing
 @testable import HTTPCore
@@ -187,6 +188,22 @@ struct ShutdownTests {
         #expect(responder.closeHandlersRun.withLock { $0 } == 1)
         #expect(held.receiveIsClosed(within: .seconds(2)))
         #expect(server.openConnectionCount == 0)
+    }
+
+    @Test func startTwiceOrAfterShutdownThrows() throws {
+        let server = HTTPServer(configuration: .init(port: 0), responder: TestResponder())
+        try server.start()
+        #expect(throws: SocketError.self) { try server.start() }
+        #expect(shutdownAndWait(server, grace: .zero))
+        #expect(throws: SocketError.self) { try server.start() }
+    }
+
+    @Test func aBusyPortIsATypedError() throws {
+        try withRunningServer { running in
+            let second = HTTPServer(configuration: .init(port: running.port), responder: TestResponder())
+            #expect(throws: SocketError(errno: EADDRINUSE, function: "bind")) { try second.start() }
+            shutdownAndWait(second, grace: .zero)
+        }
     }
 
     @Test func shutdownOfAnUnstartedServerCompletes() {
