@@ -58,8 +58,8 @@ final class Writer: @unchecked Sendable {
 
     /// What a batch produced: the answers to give once it is durable, and
     /// each touched conversation's new version.
-    struct BatchOutcome {
-        var answers: [() -> Void] = []
+    struct BatchOutcome: Sendable {
+        var answers: [@Sendable () -> Void] = []
         var versions: [ConversationID: Int64] = [:]
         var committed = false
     }
