@@ -43,6 +43,14 @@ guard case .run(let configuration) = command else {
     exit(0)
 }
 
+// Each connection is a descriptor; a few more go to SQLite and the listener.
+let descriptorLimit = raiseFileDescriptorLimit()
+if descriptorLimit >= 0 && descriptorLimit < configuration.maximumConnections + 64 {
+    writeLine("history-server: warning: the open-file limit is \(descriptorLimit), below --max-connections "
+              + "\(configuration.maximumConnections); raise it (ulimit -n) or expect refused connections",
+              to: STDERR_FILENO)
+}
+
 let application: HistoryApplication
 do {
     application = try HistoryApplication(configuration: configuration)

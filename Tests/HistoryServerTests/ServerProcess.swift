@@ -30,10 +30,17 @@ final class ServerProcess: Sendable {
     let startupLine: String
 
     /// Starts `history-server` with `arguments` and waits (at most 30 s) for its line.
-    init(arguments: [String]) throws {
+    /// With `openFileSoftLimit`, the child starts (through `sh`, which `exec`s
+    /// it) with that soft limit on open files, as on a stingier machine.
+    init(arguments: [String], openFileSoftLimit: Int? = nil) throws {
         let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
+        if let openFileSoftLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -Sn \(openFileSoftLimit) && exec \"$0\" \"$@\"", Self.binary.path] + arguments
+        } else {
+            process.executableURL = Self.binary
+            process.arguments = arguments
+        }
         let stdout = Pipe()
         let stderr = Pipe()
         process.standardOutput = stdout
@@ -76,6 +83,8 @@ final class ServerProcess: Sendable {
 
     var stderrText: String { output.bytes.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
     var stdoutText: String { output.bytes.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
+
+    var processIdentifier: Int32 { process.processIdentifier }
 
     func send(signal: Int32) {
         kill(process.processIdentifier, signal)

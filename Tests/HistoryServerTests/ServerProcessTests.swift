@@ -33,6 +33,24 @@ struct ServerProcessTests {
         #expect(FileManager.default.fileExists(atPath: folder.databasePath))
     }
 
+    /// A machine that starts processes with a soft limit of 256 open files
+    /// must still let the server hold --max-connections connections: it
+    /// raises its soft limit to the hard one.
+    @Test func raisesTheOpenFileLimitToTheHardLimit() throws {
+        let folder = try TemporaryFolder()
+        var hard = rlimit()
+        try #require(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &hard) == 0)
+        try #require(hard.rlim_max > 256, "the hard limit here is too low to tell a raise")
+        let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"],
+                                       openFileSoftLimit: 256)
+        defer { server.stop() }
+        let limits = try String(contentsOfFile: "/proc/\(server.processIdentifier)/limits", encoding: .utf8)
+        let line = try #require(limits.split(separator: "\n").first { $0.hasPrefix("Max open files") })
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        let expected = hard.rlim_max >= UInt(Int.max) ? "unlimited" : String(hard.rlim_max)
+        #expect(fields.count >= 5 && String(fields[3]) == expected, "\(line)")
+    }
+
     @Test func accessLogWritesOneLinePerRequest() throws {
         let folder = try TemporaryFolder()
         let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath])

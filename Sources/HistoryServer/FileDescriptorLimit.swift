@@ -1,0 +1,21 @@
+import Glibc
+
+/// Raises the soft limit on open files to the hard limit.
+///
+/// Every client connection is a descriptor, and many systems start a process
+/// with a soft limit of 1,024 while allowing far more: without this,
+/// `--max-connections 10000` would fail with EMFILE long before it applies.
+/// Returns the limit in force afterwards, so the server can warn when it is
+/// still below what was asked for.
+func raiseFileDescriptorLimit() -> Int {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return -1 }
+    if limit.rlim_cur < limit.rlim_max {
+        var raised = limit
+        raised.rlim_cur = limit.rlim_max
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 {
+            limit = raised
+        }
+    }
+    return limit.rlim_cur >= UInt(Int.max) ? Int.max : Int(limit.rlim_cur)
+}
