@@ -109,7 +109,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HistoryLoadTests",
-            dependencies: ["HistoryLoad", "HTTPCore"],
+            dependencies: ["HistoryLoad", "HistoryServer", "HTTPCore"],
             swiftSettings: strictSettings
         ),
     ]
