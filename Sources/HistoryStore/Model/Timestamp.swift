@@ -33,27 +33,43 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     public var description: String { rfc3339 }
 
     /// Appends the RFC 3339 form to a byte buffer without building a String.
+    ///
+    /// The 24 bytes are filled in a stack buffer and appended at once: a
+    /// page writes up to 400 timestamps, and appending byte by byte (each
+    /// append checks capacity and uniqueness) showed up in the page profile.
+    /// Years outside 0...9999 cannot be written in four digits and are clamped.
     public func appendRFC3339(to bytes: inout [UInt8]) {
         let (days, msOfDay) = millisecondsSinceEpoch.floorDivided(by: 86_400_000)
-        let (year, month, day) = Self.civilDate(daysSinceEpoch: days)
+        let (civilYear, month, day) = Self.civilDate(daysSinceEpoch: days)
+        let year = min(max(civilYear, 0), 9999)
         let hour = msOfDay / 3_600_000
         let minute = msOfDay / 60_000 % 60
         let second = msOfDay / 1000 % 60
         let millisecond = msOfDay % 1000
-        appendDigits(year, count: 4, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        appendDigits(month, count: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        appendDigits(day, count: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "T"))
-        appendDigits(hour, count: 2, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        appendDigits(minute, count: 2, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        appendDigits(second, count: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "."))
-        appendDigits(millisecond, count: 3, to: &bytes)
-        bytes.append(UInt8(ascii: "Z"))
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { text in
+            /// Two decimal digits of `value` (0...99) at `index`.
+            func put(_ value: Int64, at index: Int) {
+                text[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value / 10)
+                text[index + 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
+            }
+            put(year / 100, at: 0)
+            put(year % 100, at: 2)
+            text[4] = UInt8(ascii: "-")
+            put(month, at: 5)
+            text[7] = UInt8(ascii: "-")
+            put(day, at: 8)
+            text[10] = UInt8(ascii: "T")
+            put(hour, at: 11)
+            text[13] = UInt8(ascii: ":")
+            put(minute, at: 14)
+            text[16] = UInt8(ascii: ":")
+            put(second, at: 17)
+            text[19] = UInt8(ascii: ".")
+            text[20] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: millisecond / 100)
+            put(millisecond % 100, at: 21)
+            text[23] = UInt8(ascii: "Z")
+            bytes.append(contentsOf: UnsafeBufferPointer(text))
+        }
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fff]Z` (UTC only); nil for anything else.
@@ -111,17 +127,6 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
-    }
-}
-
-private func appendDigits(_ value: Int64, count: Int, to bytes: inout [UInt8]) {
-    var divisor: Int64 = 1
-    for _ in 1..<count { divisor *= 10 }
-    var rest = value
-    while divisor > 0 {
-        bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
-        rest %= divisor
-        divisor /= 10
     }
 }
 
