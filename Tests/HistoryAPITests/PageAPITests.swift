@@ -67,6 +67,30 @@ struct PageAPITests {
         }
     }
 
+    /// 0 is a position below every message: `after=0` is the first page of
+    /// a walk up from the top, `before=0` is empty with everything newer.
+    @Test func zeroIsThePositionBelowEveryMessage() throws {
+        try withRunningServer { client in
+            let ids = try seed(client, count: 12)
+            let first = try page(client, "?limit=5&after=0")
+            #expect(first.ids == Array(ids[..<5]))
+            #expect(first.object["has_older"] as? Bool == false)
+            #expect(first.object["has_newer"] as? Bool == true)
+
+            let empty = try page(client, "?limit=5&before=0")
+            #expect(empty.ids.isEmpty)
+            #expect(empty.object["oldest_id"] is NSNull && empty.object["newest_id"] is NSNull)
+            #expect(empty.object["has_older"] as? Bool == false)
+            #expect(empty.object["has_newer"] as? Bool == true)
+
+            let around = try page(client, "?limit=4&around=0")
+            #expect(around.ids == Array(ids[..<4]))
+            let anchor = around.object["anchor"] as? [String: Any]
+            #expect(anchor?["found"] as? Bool == false)
+            #expect(anchor?["index"] is NSNull)
+        }
+    }
+
     @Test func aroundPlacesTheAnchorAndReportsItsIndex() throws {
         try withRunningServer { client in
             let ids = try seed(client, count: 30)
@@ -104,7 +128,7 @@ struct PageAPITests {
     }
 
     @Test(arguments: [
-        ("?before=0", "invalid_cursor"), ("?before=-1", "invalid_cursor"), ("?after=abc", "invalid_cursor"),
+        ("?after=-0", "invalid_cursor"), ("?before=-1", "invalid_cursor"), ("?after=abc", "invalid_cursor"),
         ("?around=9223372036854775808", "invalid_cursor"), ("?before=", "invalid_cursor"), ("?before=1&before=2", "invalid_cursor"),
         ("?before=1.5", "invalid_cursor"), ("?before=%zz", "invalid_cursor"), ("?before=+1", "invalid_cursor"),
         ("?limit=0", "invalid_limit"), ("?limit=201", "invalid_limit"), ("?limit=x", "invalid_limit"),

@@ -143,7 +143,7 @@ struct HistoryClientEndpointTests {
             #expect(reset.messages.map(\.id) == Array(ids.suffix(5)))
 
             await expectServerError(.invalidCursor, status: 400) {
-                try await client.page(of: "p", .before(0))
+                try await client.page(of: "p", .before(-1))
             }
             await expectServerError(.invalidLimit, status: 400) {
                 try await client.page(of: "p", .newest(limit: 201))

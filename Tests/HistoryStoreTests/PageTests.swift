@@ -199,10 +199,10 @@ struct PageTests {
             let cases: [(PageQuery, String)] = [
                 (PageQuery(limit: 0), "limit"),
                 (PageQuery(limit: 201), "limit"),
-                (PageQuery(cursor: .before(0)), "before"),
+                (PageQuery(cursor: .before(-1)), "before"),
                 (PageQuery(cursor: .after(-1)), "after"),
-                (PageQuery(cursor: .around(0)), "around"),
-                (PageQuery(cursor: .between(after: 0, before: 5)), "after"),
+                (PageQuery(cursor: .around(-3)), "around"),
+                (PageQuery(cursor: .between(after: -1, before: 5)), "after"),
                 (PageQuery(cursor: .between(after: 5, before: -5)), "before"),
                 (PageQuery(cursor: .newest, window: 5), "window"),
                 (PageQuery(cursor: .before(5), window: 5), "window"),

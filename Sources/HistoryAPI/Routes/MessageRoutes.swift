@@ -91,8 +91,9 @@ struct MessageRoutes {
 
     private static func cursor(_ query: QueryParameters, _ name: String) throws(APIError) -> Int64? {
         guard let text = try query.value(name, invalid: APIError.invalidCursor) else { return nil }
-        guard let id = DecimalParser.positiveInt64(text) else {
-            throw APIError.invalidCursor("\(name) must be a message id, an integer from 1 to \(Int64.max), not '\(abbreviated(text))'")
+        // A position, not a message: 0 is below every id (`after=0` walks from the first message).
+        guard let id = DecimalParser.nonNegativeInt64(text) else {
+            throw APIError.invalidCursor("\(name) must be a message id or position, an integer from 0 to \(Int64.max), not '\(abbreviated(text))'")
         }
         return id
     }

@@ -29,9 +29,11 @@ extension PageQuery {
         }
     }
 
+    /// A cursor is a position, not a message: any id from 0 (below every
+    /// message, so `after(0)` starts at the first one) to Int64.max.
     private static func validateCursor(_ id: Int64, field: String) throws(StoreError) {
-        guard id >= 1 else {
-            throw .invalid(field: field, reason: "must be a message id from 1 to \(Int64.max)")
+        guard id >= 0 else {
+            throw .invalid(field: field, reason: "must be a position from 0 to \(Int64.max)")
         }
     }
 }
