@@ -28,6 +28,7 @@ struct OptionTests {
         #expect(roles.filter { $0 == .deep }.count == 6)
         #expect(roles.filter { $0 == .post }.count == 2)
         #expect(MixWeights(argument: "mix=1") == nil)
+        #expect(MixWeights(argument: "get=1") == nil)
         #expect(MixWeights(argument: "deep=1,deep=2") == nil)
         #expect(MixWeights(argument: "nope=1") == nil)
         // Every weighted scenario gets a user when there are enough users.
@@ -51,6 +52,12 @@ struct OptionTests {
                                         "--clients", "3", "--duration", "2s", "--rate", "100", "--json", "/tmp/x.json",
                                         "--connections", "5"])
         #expect(run.scenario == .mix && run.clients == 3 && run.rate == 100 && run.connections == 5)
+        #expect(run.transport == .loop && run.loops == nil)
+        let raw = try RunCommand.parse(["--url", "http://127.0.0.1:1", "--scenario", "get", "--path", "/file.json",
+                                        "--transport", "threads", "--loops", "4"])
+        #expect(raw.scenario == .get && raw.path == "/file.json" && raw.transport == .threads && raw.loops == 4)
+        #expect(throws: (any Error).self) { try RunCommand.parse(["--url", "http://127.0.0.1:1", "--path", "file"]) }
+        #expect(throws: (any Error).self) { try RunCommand.parse(["--url", "http://127.0.0.1:1", "--loops", "0"]) }
         #expect(throws: (any Error).self) { try SeedCommand.parse(["--conversations", "2"]) }
         #expect(throws: (any Error).self) { try RunCommand.parse(["--url", "http://127.0.0.1:1", "--clients", "0"]) }
     }

@@ -8,9 +8,9 @@ struct BenchSuite {
         var duration: Duration = .seconds(5)
         var clients = 32
         var posters = 64
-        var longPolls = 1_000
-        var longPollConversations = 100
-        var idleConnections = 1_000
+        var longPolls = 10_000
+        var longPollConversations = 1_000
+        var idleConnections = 10_000
         var progress = true
     }
 

@@ -26,14 +26,14 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Concurrent posters of the append row.")
     var posters: Int = 64
 
-    @Option(help: "Long-polls parked in the delivery row.")
-    var longPolls: Int = 1_000
+    @Option(help: "Long-polls parked in the delivery row (the server's --max-connections must allow them).")
+    var longPolls: Int = 10_000
 
     @Option(help: "Conversations those long-polls watch.")
-    var longPollConversations: Int = 100
+    var longPollConversations: Int = 1_000
 
     @Option(help: "Idle keep-alive connections of the last row (the server's --max-connections must allow them).")
-    var idle: Int = 1_000
+    var idle: Int = 10_000
 
     @Option(help: "Also write every row's full report as JSON to this file.")
     var json: String?

@@ -18,7 +18,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "What the users do: \(Scenario.allCases.map(\.rawValue).joined(separator: ", ")).")
     var scenario: Scenario = .scrollback
 
-    @Option(help: "Virtual users, one thread and one keep-alive connection each (tail: long-polling readers).")
+    @Option(help: "Virtual users, one keep-alive connection each (tail: long-polling readers).")
     var clients: Int = 32
 
     @Option(help: "How long to load, e.g. 30s, 2m.")
@@ -51,6 +51,15 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Prefix of the conversation ids to discover.")
     var prefix: String = "load-"
 
+    @Option(help: "get: the target to request, e.g. /file.json.")
+    var path: String = "/"
+
+    @Option(help: "loop: a few event-loop threads over non-blocking connections; threads: one blocking thread per user (scrollback users always get a thread).")
+    var transport: Transport = .loop
+
+    @Option(help: "Event-loop threads (default: one per CPU).")
+    var loops: Int?
+
     @Option(help: "Also write the report as JSON to this file.")
     var json: String?
 
@@ -64,6 +73,8 @@ struct RunCommand: ParsableCommand {
         guard (1...60).contains(longPoll) else { throw ValidationError("--long-poll must be 1 to 60 seconds.") }
         guard connections >= 0, liveConversations >= 1 else { throw ValidationError("--connections must be >= 0, --live-conversations >= 1.") }
         guard writers.map({ $0 >= 1 }) ?? true else { throw ValidationError("--writers must be at least 1.") }
+        guard loops.map({ (1...1024).contains($0) }) ?? true else { throw ValidationError("--loops must be 1 to 1024.") }
+        guard path.hasPrefix("/") else { throw ValidationError("--path must start with /.") }
     }
 
     func run() throws {
@@ -77,6 +88,9 @@ struct RunCommand: ParsableCommand {
         plan.settings.seed = seed
         plan.conversationPrefix = prefix
         plan.progress = !quiet
+        plan.settings.rawPath = path
+        plan.transport = transport
+        plan.loopThreads = loops
         let report = try LoadRun.execute(plan)
         print(report.text)
         if let json { try report.writeJSON(to: json) }

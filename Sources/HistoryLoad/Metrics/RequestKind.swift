@@ -21,6 +21,8 @@ enum RequestKind: Int, CaseIterable, Sendable {
     /// Not a request: a post's send time to an `events` answer carrying it.
     case delivery
     case other
+    /// `get`: a fixed target of any HTTP server.
+    case raw
 
     var name: String {
         switch self {
@@ -40,6 +42,7 @@ enum RequestKind: Int, CaseIterable, Sendable {
         case .readBack: "read-back"
         case .delivery: "post-to-delivery"
         case .other: "other"
+        case .raw: "get"
         }
     }
 

@@ -18,9 +18,11 @@ enum Scenario: String, ExpressibleByArgument, CaseIterable, Sendable {
     case short
     /// Users split over the scenarios by `--mix` weights.
     case mix
+    /// `--path` of any HTTP server, status checked only (the tool's ceiling; compare with wrk).
+    case get
 
     /// The scenarios a `--mix` may name.
-    static var mixable: [Scenario] { allCases.filter { $0 != .mix } }
+    static var mixable: [Scenario] { allCases.filter { $0 != .mix && $0 != .get } }
 }
 
 /// `--mix scrollback=5,deep=3,post=1`: how `mix` splits its users.
@@ -35,7 +37,7 @@ struct MixWeights: ExpressibleByArgument, Hashable, Sendable, CustomStringConver
         var weights: [(scenario: Scenario, weight: Int)] = []
         for part in argument.split(separator: ",") {
             let pieces = part.split(separator: "=", maxSplits: 1)
-            guard let name = pieces.first, let scenario = Scenario(rawValue: String(name)), scenario != .mix,
+            guard let name = pieces.first, let scenario = Scenario(rawValue: String(name)), Scenario.mixable.contains(scenario),
                   !weights.contains(where: { $0.scenario == scenario }) else { return nil }
             let weight = pieces.count == 2 ? Int(pieces[1]) : 1
             guard let weight, weight >= 0 else { return nil }

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Synchronization
 
@@ -19,6 +20,18 @@ struct LoadPlan: Sendable {
     var maximumConversations = 100_000
     /// Print a progress line each second on stderr.
     var progress = true
+    /// How callback users' requests go out (scrollback users always get a thread each).
+    var transport = Transport.loop
+    /// Event-loop threads; nil is one per CPU.
+    var loopThreads: Int?
+}
+
+/// `--transport`: event loops (a few threads, epoll over many non-blocking
+/// connections) or the blocking client with one thread per user, kept to
+/// compare the two.
+enum Transport: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case loop
+    case threads
 }
 
 /// Runs a plan: discovers the conversations, starts one thread per virtual
@@ -26,9 +39,11 @@ struct LoadPlan: Sendable {
 /// acked posts, and builds the report.
 enum LoadRun {
     static func execute(_ plan: LoadPlan, catalog knownCatalog: ConversationCatalog? = nil) throws -> LoadReport {
-        let catalog = try knownCatalog ?? ConversationCatalog.discover(
+        RawSocket.raiseOpenFileLimit()
+        // `get` loads any HTTP server: nothing to discover.
+        let catalog = plan.scenario == .get ? ConversationCatalog(entries: []) : try knownCatalog ?? ConversationCatalog.discover(
             endpoint: plan.endpoint, prefix: plan.conversationPrefix, maximum: plan.maximumConversations)
-        guard !catalog.entries.isEmpty else {
+        guard !catalog.entries.isEmpty || plan.scenario == .get else {
             throw LoadError("no conversation \(plan.conversationPrefix)0000 on \(plan.endpoint): run `history-load seed` first")
         }
         let roles = self.roles(for: plan)
@@ -50,15 +65,40 @@ enum LoadRun {
                                         catalog: catalog, settings: plan.settings, pacer: pacer))
         }
 
-        let group = DispatchGroup()
+        var threadWork: [UserThreadWork] = []
+        var callbackUsers: [(context: UserContext, user: any CallbackUser)] = []
         for (context, role) in zip(contexts, roles) {
-            let work = UserThreadWork(context: context, user: role.makeUser())
+            switch role.makeUser() {
+            case .blocking(let user):
+                threadWork.append(UserThreadWork(context: context, user: .blocking(user)))
+            case .callback(let user) where plan.transport == .threads:
+                threadWork.append(UserThreadWork(context: context, user: .callback(user)))
+            case .callback(let user):
+                callbackUsers.append((context, user))
+            }
+        }
+        let loopCount = min(callbackUsers.count, max(1, plan.loopThreads ?? ProcessInfo.processInfo.activeProcessorCount))
+        let loopWork = (0..<loopCount).map { loop in
+            LoopThreadWork(endpoint: plan.endpoint, control: control,
+                           users: stride(from: loop, to: callbackUsers.count, by: loopCount).map { callbackUsers[$0] })
+        }
+
+        let group = DispatchGroup()
+        for work in threadWork {
             group.enter()
             let thread = Thread {
                 work.run()
                 group.leave()
             }
             thread.stackSize = 512 * 1024
+            thread.start()
+        }
+        for work in loopWork {
+            group.enter()
+            let thread = Thread {
+                work.run()
+                group.leave()
+            }
             thread.start()
         }
 
@@ -69,6 +109,7 @@ enum LoadRun {
             progress.line(elapsed: elapsed, interval: interval, violations: stats.invariants.totalViolations)
         }
         progress.finish()
+        if let failure = loopWork.compactMap(\.failure).first { throw LoadError(failure) }
         let measured = Double(MonotonicClock.now() - control.startNanos) / 1e9
 
         let acks = contexts.flatMap(\.acks)
@@ -87,18 +128,25 @@ enum LoadRun {
         /// A rate of its own (tail writers), per user.
         var rate: Double?
 
-        func makeUser() -> any VirtualUser {
+        func makeUser() -> UserKind {
             switch scenario {
-            case .scrollback: ScrollbackUser()
-            case .deep: DeepUser()
-            case .newest: NewestUser()
-            case .short: ShortUser()
-            case .jump: JumpUser()
-            case .post: PostUser()
-            case .tail: TailReader()
-            case .mix: DeepUser()
+            case .scrollback: .blocking(ScrollbackUser())
+            case .deep, .mix: .callback(DeepUser())
+            case .newest: .callback(NewestUser())
+            case .short: .callback(ShortUser())
+            case .jump: .callback(JumpUser())
+            case .post: .callback(PostUser())
+            case .tail: .callback(TailReader())
+            case .get: .callback(GetUser())
             }
         }
+    }
+
+    /// A user written as steps on a blocking connection (its own thread),
+    /// or as callbacks (an event loop, or a thread with `--transport threads`).
+    enum UserKind {
+        case blocking(any VirtualUser)
+        case callback(any CallbackUser)
     }
 
     static func roles(for plan: LoadPlan) -> [Role] {
@@ -125,18 +173,66 @@ enum LoadRun {
 /// every thread finished (DispatchGroup's leave/wait order the accesses).
 final class UserThreadWork: @unchecked Sendable {
     let context: UserContext
-    let user: any VirtualUser
+    let user: LoadRun.UserKind
 
-    init(context: UserContext, user: any VirtualUser) {
+    init(context: UserContext, user: LoadRun.UserKind) {
         self.context = context
         self.user = user
     }
 
     func run() {
-        while context.control.shouldContinue {
-            user.step(context)
+        switch user {
+        case .blocking(let user):
+            while context.control.shouldContinue {
+                user.step(context)
+            }
+        case .callback(let user):
+            let driver = BlockingDriver(connection: context.connection, control: context.control)
+            context.driver = driver
+            driver.drive(user, context)
+            context.driver = nil
         }
         context.flush()
         context.connection.reset()
+    }
+}
+
+/// The callback users of one event-loop thread.
+///
+/// The use of `@unchecked Sendable` is safe because: the value and its users
+/// are created before the thread starts and, from then on, touched by that
+/// one thread only; the main thread reads `failure` and the users' contexts
+/// only after the group says every thread finished (DispatchGroup's
+/// leave/wait order the accesses).
+final class LoopThreadWork: @unchecked Sendable {
+    let endpoint: ServerEndpoint
+    let control: RunControl
+    let users: [(context: UserContext, user: any CallbackUser)]
+    private(set) var failure: String?
+
+    init(endpoint: ServerEndpoint, control: RunControl, users: [(context: UserContext, user: any CallbackUser)]) {
+        self.endpoint = endpoint
+        self.control = control
+        self.users = users
+    }
+
+    func run() {
+        let loop: EventLoop
+        do {
+            loop = try EventLoop(control: control)
+        } catch {
+            failure = "\(error)"
+            return
+        }
+        for (context, user) in users {
+            context.driver = LoopConnection(loop: loop, endpoint: endpoint, shard: context.shard, pacer: context.connection.pacer)
+            user.run(context)
+        }
+        loop.run()
+        for (context, _) in users {
+            context.flush()
+            // The connection's pending callbacks hold the context: break the cycle.
+            context.driver = nil
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Glibc
 import HTTPCore
 import Synchronization
 
@@ -9,40 +10,48 @@ import Synchronization
 /// an event measures post-to-delivery latency with no shared table.
 /// Every `retryEvery`-th post is sent again with the same `client_id`: the
 /// contract says 200 with the original message, and nothing stored twice.
-final class PostUser: VirtualUser {
+final class PostUser: CallbackUser {
     private var sequence = 0
     private var bodyBuffer: [UInt8] = []
 
-    func step(_ context: UserContext) {
+    func run(_ context: UserContext) {
         let live = context.catalog.live(context.settings.liveConversations)
         let conversation = Int.random(in: 0..<live.count, using: &context.random)
         let entry = live[conversation]
         sequence += 1
-        let due = context.connection.nextSlot()
+        let due = context.takeSlot()
         let clientID = "p\(context.index)-\(sequence)-\(due)"
         bodyBuffer.removeAll(keepingCapacity: true)
         TextGenerator.appendBody(length: TextGenerator.length(using: &context.random), to: &bodyBuffer, using: &context.random)
         let body = TextGenerator.appendJSON(sender: TextGenerator.sender(using: &context.random),
                                             body: String(decoding: bodyBuffer, as: UTF8.self), clientID: clientID, replyTo: nil)
         let target = "/v1/conversations/\(entry.id)/messages"
-        guard let response = context.connection.perform(.post, target, body: body, kind: .post, start: due),
-              response.status == 201 || response.status == 200 else { return }
-        guard let id = Self.messageID(response.body) else {
-            context.log.violation(.responseShape, "post \(entry.id): the answer has no id")
-            return
-        }
-        context.acks.append(AckedPost(conversation: conversation, id: id, clientID: clientID))
-        if sequence % context.settings.retryEvery == 0 {
+        context.send(LoadRequest(method: .post, target: target, body: body, kind: .post, start: due)) { [self] response in
+            guard let response, response.status == 201 || response.status == 200 else { return finish(context) }
+            guard let id = Self.messageID(response.body) else {
+                context.log.violation(.responseShape, "post \(entry.id): the answer has no id")
+                return finish(context)
+            }
+            context.acks.append(AckedPost(conversation: conversation, id: id, clientID: clientID))
+            guard sequence % context.settings.retryEvery == 0 else { return finish(context) }
             context.counters.retriesChecked += 1
-            if let again = context.connection.perform(.post, target, body: body, kind: .postRetry, start: MonotonicClock.now()) {
-                let againID = Self.messageID(again.body)
-                if again.status != 200 || againID != id {
-                    context.log.violation(.idempotentRetry, "post \(entry.id) client_id \(clientID): first id \(id), "
-                                          + "the retry answered \(again.status) with id \(againID.map(String.init) ?? "none")")
+            let retry = LoadRequest(method: .post, target: target, body: body, kind: .postRetry, start: MonotonicClock.now())
+            context.send(retry) { [self] again in
+                if let again {
+                    let againID = Self.messageID(again.body)
+                    if again.status != 200 || againID != id {
+                        context.log.violation(.idempotentRetry, "post \(entry.id) client_id \(clientID): first id \(id), "
+                                              + "the retry answered \(again.status) with id \(againID.map(String.init) ?? "none")")
+                    }
                 }
+                finish(context)
             }
         }
+    }
+
+    private func finish(_ context: UserContext) {
         if sequence % 64 == 0 { context.flush() }
+        run(context)
     }
 
     static func messageID(_ body: [UInt8]) -> Int64? {
@@ -63,34 +72,42 @@ final class PostUser: VirtualUser {
 /// Checks: event versions ascend within an answer and across answers, and a
 /// created message's id is above every id this reader knew when it asked
 /// (API.md guarantee 2 seen through the feed).
-final class TailReader: VirtualUser {
+final class TailReader: CallbackUser {
     private var since: Int64?
     private var knownNewestID: Int64 = 0
     private var polls = 0
 
-    func step(_ context: UserContext) {
+    func run(_ context: UserContext) {
         let live = context.catalog.live(context.settings.liveConversations)
         let entry = live[context.index % live.count]
         let label = "tail \(entry.id)"
         guard let since else {
             // Start at the bottom, as a screen does: the newest page gives the version to follow.
-            if context.fetchPage(entry, .newest, limit: 1, label: label) != nil {
-                self.since = context.page.version
-                knownNewestID = context.page.ids.last ?? 0
+            context.fetchPage(entry, .newest, limit: 1, label: label) { [self] coverage in
+                if coverage != nil {
+                    self.since = context.page.version
+                    knownNewestID = context.page.ids.last ?? 0
+                }
+                run(context)
             }
             return
         }
         let wait = min(Double(context.settings.longPollSeconds), context.control.secondsLeft())
         let waitText = String(Int((wait * 1000).rounded(.down)) / 1000) + "." + Self.threeDigits(Int((wait * 1000).rounded(.down)) % 1000)
         let target = entry.eventsPrefix + "since=\(since)&wait=\(waitText)&limit=1000"
-        guard let response = context.connection.perform(.get, target, kind: .events, start: MonotonicClock.now()),
-              response.status == 200 else {
-            self.since = nil
-            return
+        context.send(LoadRequest(target: target, kind: .events, start: MonotonicClock.now())) { [self] response in
+            if let response, response.status == 200 {
+                receive(response.body, arrival: MonotonicClock.now(), since: since, target: target, label: label, context)
+            } else {
+                self.since = nil
+            }
+            run(context)
         }
-        let arrival = MonotonicClock.now()
+    }
+
+    private func receive(_ body: [UInt8], arrival: UInt64, since: Int64, target: String, label: String, _ context: UserContext) {
         do {
-            try context.events.scan(response.body)
+            try context.events.scan(body)
         } catch {
             context.log.violation(.responseShape, "\(label) GET \(target): \(error)")
             self.since = nil
@@ -136,20 +153,31 @@ final class TailReader: VirtualUser {
     }
 }
 
-/// Holds an idle keep-alive connection (README: the cost of idle connections).
+/// Holds idle keep-alive connections open (README: the cost of idle
+/// connections): bare descriptors, never read or written, so ten thousand
+/// cost the tool next to nothing.
 final class IdleHolder {
-    let connections: [LoadConnection]
+    let count: Int
+    let endpoint: ServerEndpoint
+    private var descriptors: [Int32] = []
 
     init(count: Int, endpoint: ServerEndpoint, shard: StatsShard) {
-        connections = (0..<count).map { _ in LoadConnection(endpoint: endpoint, shard: shard) }
+        self.count = count
+        self.endpoint = endpoint
     }
 
-    /// Opens them all; returns how many opened.
+    deinit { close() }
+
+    /// Opens them all (a blocking connect each); returns how many opened.
     func open() -> Int {
-        var opened = 0
-        for connection in connections where (try? connection.connect()) != nil { opened += 1 }
-        return opened
+        for _ in 0..<count {
+            if let fd = RawSocket.startConnect(to: endpoint, nonBlocking: false) { descriptors.append(fd) }
+        }
+        return descriptors.count
     }
 
-    func close() { connections.forEach { $0.reset() } }
+    func close() {
+        for fd in descriptors { Glibc.close(fd) }
+        descriptors.removeAll()
+    }
 }

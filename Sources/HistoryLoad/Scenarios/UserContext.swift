@@ -18,6 +18,8 @@ final class UserContext {
     /// Posts this user saw acknowledged, for the read-back at the end.
     var acks: [AckedPost] = []
     var peakWindowMessages = 0
+    /// How a callback user's requests go out: set by the run before the user starts.
+    var driver: (any RequestDriver)?
 
     var log: InvariantLog { stats.invariants }
 
@@ -40,8 +42,33 @@ final class UserContext {
                    label: String) -> PageChecks.Coverage? {
         let target = entry.messagesPrefix + cursor.query(limit: limit)
         guard let response = connection.perform(.get, target, kind: cursor.kind), response.status == 200 else { return nil }
+        return checkPage(response.body, target: target, cursor, limit: limit, label: label)
+    }
+
+    /// ``fetchPage(_:_:limit:label:)`` for callback users: `then` gets the coverage on the user's thread.
+    func fetchPage(_ entry: ConversationCatalog.Entry, _ cursor: LoadCursor, limit: Int, label: String,
+                   then: @escaping (PageChecks.Coverage?) -> Void) {
+        let target = entry.messagesPrefix + cursor.query(limit: limit)
+        send(LoadRequest(target: target, kind: cursor.kind)) { [self] response in
+            guard let response, response.status == 200 else { return then(nil) }
+            then(checkPage(response.body, target: target, cursor, limit: limit, label: label))
+        }
+    }
+
+    /// Sends through this user's driver (callback users).
+    func send(_ request: LoadRequest, then: @escaping (HTTPClientResponse?) -> Void) {
+        driver?.send(request, then: then)
+    }
+
+    /// The due time of the next request (open-loop slot, or now).
+    func takeSlot() -> UInt64 {
+        driver?.takeSlot() ?? connection.nextSlot()
+    }
+
+    private func checkPage(_ body: [UInt8], target: String, _ cursor: LoadCursor, limit: Int,
+                           label: String) -> PageChecks.Coverage? {
         do {
-            try page.scan(response.body)
+            try page.scan(body)
         } catch {
             log.violation(.responseShape, "\(label) GET \(target): \(error)")
             return nil
@@ -84,6 +111,8 @@ struct RunSettings: Sendable {
     var maximumScrollPages = 12
     /// MessageWindow capacity in pages.
     var windowPages = 5
+    /// `get`: the target every request asks for.
+    var rawPath = "/"
     /// Longest long-poll wait, in seconds.
     var longPollSeconds = 10
     /// How many conversations posts and tails share.

@@ -35,15 +35,7 @@ final class LoadConnection {
         let start = start ?? nextSlot()
         do {
             let response = try exchange(method, target, body: body)
-            let end = MonotonicClock.now()
-            let ok = accepted.contains(response.status)
-            shard.state.withLock { state in
-                state.record(kind, nanoseconds: end &- start, bytes: response.body.count)
-                if !ok {
-                    let code = BodyScan.errorCode(response.body) ?? "-"
-                    state.recordError("\(kind.name): \(response.status) \(code)")
-                }
-            }
+            Self.record(response, kind: kind, start: start, end: MonotonicClock.now(), accepted: accepted, shard: shard)
             if response.headers["Connection"]?.caseInsensitiveEquals("close") == true { reset() }
             return response
         } catch {
@@ -52,6 +44,20 @@ final class LoadConnection {
             // A refused or reset connection would otherwise spin this thread.
             MonotonicClock.sleep(nanoseconds: 10_000_000)
             return nil
+        }
+    }
+
+    /// Records one answer under `kind`; a status outside `accepted` is also
+    /// counted as an error by status and contract error code.
+    static func record(_ response: HTTPClientResponse, kind: RequestKind, start: UInt64, end: UInt64,
+                       accepted: ClosedRange<Int>, shard: StatsShard) {
+        let ok = accepted.contains(response.status)
+        shard.state.withLock { state in
+            state.record(kind, nanoseconds: end &- start, bytes: response.body.count)
+            if !ok {
+                let code = BodyScan.errorCode(response.body) ?? "-"
+                state.recordError("\(kind.name): \(response.status) \(code)")
+            }
         }
     }
 

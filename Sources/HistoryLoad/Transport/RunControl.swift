@@ -45,9 +45,15 @@ struct Pacer {
 
     /// Waits until the next request is due and returns its due time.
     mutating func waitForNextSlot() -> UInt64 {
+        let due = takeSlot()
+        MonotonicClock.sleep(until: due)
+        return due
+    }
+
+    /// The next due time, without waiting for it (an event loop sets a timer instead).
+    mutating func takeSlot() -> UInt64 {
         let due = nextDue
         nextDue += intervalNanos
-        MonotonicClock.sleep(until: due)
         return due
     }
 }
