@@ -54,7 +54,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "get: the target to request, e.g. /file.json.")
     var path: String = "/"
 
-    @Option(help: "loop: a few event-loop threads over non-blocking connections; threads: one blocking thread per user (scrollback users always get a thread).")
+    @Option(help: "loop: a few event-loop threads over non-blocking connections; threads: one blocking thread per user.")
     var transport: Transport = .loop
 
     @Option(help: "Event-loop threads (default: one per CPU).")

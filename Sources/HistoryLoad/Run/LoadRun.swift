@@ -20,7 +20,7 @@ struct LoadPlan: Sendable {
     var maximumConversations = 100_000
     /// Print a progress line each second on stderr.
     var progress = true
-    /// How callback users' requests go out (scrollback users always get a thread each).
+    /// How the users' requests go out.
     var transport = Transport.loop
     /// Event-loop threads; nil is one per CPU.
     var loopThreads: Int?
@@ -34,8 +34,8 @@ enum Transport: String, ExpressibleByArgument, CaseIterable, Sendable {
     case threads
 }
 
-/// Runs a plan: discovers the conversations, starts one thread per virtual
-/// user, prints progress each second, stops at the deadline, reads back the
+/// Runs a plan: discovers the conversations, starts the event loops that
+/// drive the virtual users (or one thread per user), prints progress each second, stops at the deadline, reads back the
 /// acked posts, and builds the report.
 enum LoadRun {
     static func execute(_ plan: LoadPlan, catalog knownCatalog: ConversationCatalog? = nil) throws -> LoadReport {
@@ -55,11 +55,12 @@ enum LoadRun {
         let control = RunControl(duration: plan.duration)
         // Open loop: the rate is shared by the users that send on a schedule.
         let pacedCount = roles.filter(\.paced).count
+        let writerWarmup = Self.writerWarmup(readers: plan.scenario == .tail ? plan.clients : 0)
         var contexts: [UserContext] = []
         for (index, role) in roles.enumerated() {
             var pacer: Pacer?
             if role.paced, let rate = role.rate ?? plan.rate.map({ $0 / Double(max(1, pacedCount)) }) {
-                pacer = Pacer(rate: rate, start: control.startNanos, phase: Double(index % max(1, pacedCount)) / Double(max(1, pacedCount)))
+                pacer = Pacer(rate: rate, start: control.startNanos + (role.rate != nil ? writerWarmup : 0), phase: Double(index % max(1, pacedCount)) / Double(max(1, pacedCount)))
             }
             contexts.append(UserContext(index: index, endpoint: plan.endpoint, stats: stats, control: control,
                                         catalog: catalog, settings: plan.settings, pacer: pacer))
@@ -68,13 +69,10 @@ enum LoadRun {
         var threadWork: [UserThreadWork] = []
         var callbackUsers: [(context: UserContext, user: any CallbackUser)] = []
         for (context, role) in zip(contexts, roles) {
-            switch role.makeUser() {
-            case .blocking(let user):
-                threadWork.append(UserThreadWork(context: context, user: .blocking(user)))
-            case .callback(let user) where plan.transport == .threads:
-                threadWork.append(UserThreadWork(context: context, user: .callback(user)))
-            case .callback(let user):
-                callbackUsers.append((context, user))
+            if plan.transport == .threads {
+                threadWork.append(UserThreadWork(context: context, user: role.makeUser()))
+            } else {
+                callbackUsers.append((context, role.makeUser()))
             }
         }
         let loopCount = min(callbackUsers.count, max(1, plan.loopThreads ?? ProcessInfo.processInfo.activeProcessorCount))
@@ -128,25 +126,25 @@ enum LoadRun {
         /// A rate of its own (tail writers), per user.
         var rate: Double?
 
-        func makeUser() -> UserKind {
+        func makeUser() -> any CallbackUser {
             switch scenario {
-            case .scrollback: .blocking(ScrollbackUser())
-            case .deep, .mix: .callback(DeepUser())
-            case .newest: .callback(NewestUser())
-            case .short: .callback(ShortUser())
-            case .jump: .callback(JumpUser())
-            case .post: .callback(PostUser())
-            case .tail: .callback(TailReader())
-            case .get: .callback(GetUser())
+            case .scrollback: ScrollbackUser()
+            case .deep, .mix: DeepUser()
+            case .newest: NewestUser()
+            case .short: ShortUser()
+            case .jump: JumpUser()
+            case .post: PostUser()
+            case .tail: TailReader()
+            case .get: GetUser()
             }
         }
     }
 
-    /// A user written as steps on a blocking connection (its own thread),
-    /// or as callbacks (an event loop, or a thread with `--transport threads`).
-    enum UserKind {
-        case blocking(any VirtualUser)
-        case callback(any CallbackUser)
+    /// How long `tail` writers wait before their first post: the readers
+    /// first read a newest page each (thousands of them at once), and a post
+    /// queued behind that burst would charge the start-up to delivery latency.
+    static func writerWarmup(readers: Int) -> UInt64 {
+        min(5_000_000_000, UInt64(readers) * 300_000)
     }
 
     static func roles(for plan: LoadPlan) -> [Role] {
@@ -173,25 +171,18 @@ enum LoadRun {
 /// every thread finished (DispatchGroup's leave/wait order the accesses).
 final class UserThreadWork: @unchecked Sendable {
     let context: UserContext
-    let user: LoadRun.UserKind
+    let user: any CallbackUser
 
-    init(context: UserContext, user: LoadRun.UserKind) {
+    init(context: UserContext, user: any CallbackUser) {
         self.context = context
         self.user = user
     }
 
     func run() {
-        switch user {
-        case .blocking(let user):
-            while context.control.shouldContinue {
-                user.step(context)
-            }
-        case .callback(let user):
-            let driver = BlockingDriver(connection: context.connection, control: context.control)
-            context.driver = driver
-            driver.drive(user, context)
-            context.driver = nil
-        }
+        let driver = BlockingDriver(connection: context.connection, control: context.control)
+        context.driver = driver
+        driver.drive(user, context)
+        context.driver = nil
         context.flush()
         context.connection.reset()
     }

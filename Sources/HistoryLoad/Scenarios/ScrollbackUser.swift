@@ -10,11 +10,25 @@ import HistoryClient
 /// Every page is checked on its own and against what this user read before
 /// in the same session (`KnownSpan`); a session that reads a whole
 /// conversation at one version also checks the count of ids it saw.
-final class ScrollbackUser: VirtualUser {
+///
+/// Written as callbacks: a session is a small state machine (open, scroll
+/// up `pagesLeft` pages, page down until attached, settle) that each answer advances.
+final class ScrollbackUser: CallbackUser {
+    private struct Session {
+        var entry: ConversationCatalog.Entry
+        var label: String
+        var window: MessageWindow
+        var top: (version: Int64, newestID: Int64)?
+        var walkCounted = false
+        var pagesLeft = 0
+        var downs = 0
+    }
+
     private var span = KnownSpan()
     private var sessions = 0
+    private var session: Session?
 
-    func step(_ context: UserContext) {
+    func run(_ context: UserContext) {
         let entries = context.catalog.nonEmpty
         guard !entries.isEmpty else { return }
         // Half the sessions in one of the largest conversations, where scrolling is long.
@@ -24,51 +38,71 @@ final class ScrollbackUser: VirtualUser {
         } else {
             entry = context.randomEntry(from: entries)
         }
-        runSession(in: entry, context)
-        sessions += 1
-        if sessions % 8 == 0 { context.flush() }
+        let pageSize = context.settings.pageSize
+        span.clear()
+        session = Session(entry: entry, label: "scrollback \(entry.id)", window: MessageWindow(configuration: MessageWindowConfiguration(
+            pageSize: pageSize, capacity: pageSize * context.settings.windowPages)))
+        guard let open = session?.window.nextRequest(for: .open) else { return endSession(context) }
+        load(open, context) { [self] loaded in
+            guard loaded else { return endSession(context) }
+            session?.pagesLeft = Int.random(in: 1...max(1, context.settings.maximumScrollPages), using: &context.random)
+            scrollUp(context)
+        }
     }
 
-    private func runSession(in entry: ConversationCatalog.Entry, _ context: UserContext) {
-        let pageSize = context.settings.pageSize
-        var window = MessageWindow(configuration: MessageWindowConfiguration(
-            pageSize: pageSize, capacity: pageSize * context.settings.windowPages))
-        span.clear()
-        var top: (version: Int64, newestID: Int64)?
-        var walkCounted = false
-        let label = "scrollback \(entry.id)"
+    private func scrollUp(_ context: UserContext) {
+        guard let pagesLeft = session?.pagesLeft, pagesLeft > 0,
+              let request = session?.window.nextRequest(for: .scrollUp) else { return scrollDown(context) }
+        session?.pagesLeft = pagesLeft - 1
+        load(request, context) { [self] loaded in loaded ? scrollUp(context) : endSession(context) }
+    }
 
-        func load(_ request: WindowRequest) -> Bool {
-            let cursor = LoadCursor(request)
-            guard let coverage = context.fetchPage(entry, cursor, limit: request.limit, label: label) else { return false }
+    /// Back to the bottom: page down while detached (the first `after&window`
+    /// usually answers the newest page with reset), then settle locally.
+    private func scrollDown(_ context: UserContext) {
+        guard var current = session else { return endSession(context) }
+        if !current.window.attachedToTail, current.downs < 2 * context.settings.windowPages + 2 {
+            guard let request = current.window.nextRequest(for: .scrollDown) ?? current.window.nextRequest(for: .reachedBottom) else {
+                return endSession(context)
+            }
+            session?.downs += 1
+            load(request, context) { [self] loaded in loaded ? scrollDown(context) : endSession(context) }
+            return
+        }
+        _ = current.window.settleAtBottom()
+        checkWindow(current.window, context, label: current.label)
+        if current.window.attachedToTail && current.window.messages.count > context.settings.pageSize {
+            context.log.violation(.windowBounded, "\(current.label): \(current.window.messages.count) messages left at the bottom after the reset")
+        }
+        session = current
+        endSession(context)
+    }
+
+    private func endSession(_ context: UserContext) {
+        session = nil
+        sessions += 1
+        if sessions % 8 == 0 { context.flush() }
+        run(context)
+    }
+
+    /// Reads the page the window asks for, checks it, and feeds it to the window; `then(false)` when it failed.
+    private func load(_ request: WindowRequest, _ context: UserContext, then: @escaping (Bool) -> Void) {
+        guard let current = session else { return then(false) }
+        let cursor = LoadCursor(request)
+        let entry = current.entry, label = current.label
+        context.fetchPage(entry, cursor, limit: request.limit, label: label) { [self] coverage in
+            guard let coverage, session != nil else { return then(false) }
             context.merge(coverage, into: &span, label: "\(label) \(cursor.query(limit: request.limit))")
             let summary = context.page
-            if case .newest = cursor, let newest = summary.ids.last { top = (summary.version, newest) }
-            if summary.reset == true, let newest = summary.ids.last { top = (summary.version, newest) }
-            _ = window.apply(Self.historyPage(summary, conversation: entry.id), for: request)
-            checkWindow(window, context, label: label)
-            if !walkCounted, let top { walkCounted = countWalk(top: top, entry: entry, context, label: label) }
-            return true
-        }
-
-        guard context.control.shouldContinue, let open = window.nextRequest(for: .open), load(open) else { return }
-        let pages = Int.random(in: 1...max(1, context.settings.maximumScrollPages), using: &context.random)
-        for _ in 0..<pages {
-            guard context.control.shouldContinue, let request = window.nextRequest(for: .scrollUp) else { break }
-            guard load(request) else { return }
-        }
-        // Back to the bottom: page down while detached (the first `after&window`
-        // usually answers the newest page with reset), then settle locally.
-        var downs = 0
-        while !window.attachedToTail, downs < 2 * context.settings.windowPages + 2, context.control.shouldContinue {
-            guard let request = window.nextRequest(for: .scrollDown) ?? window.nextRequest(for: .reachedBottom),
-                  load(request) else { return }
-            downs += 1
-        }
-        _ = window.settleAtBottom()
-        checkWindow(window, context, label: label)
-        if window.attachedToTail && window.messages.count > pageSize {
-            context.log.violation(.windowBounded, "\(label): \(window.messages.count) messages left at the bottom after the reset")
+            if case .newest = cursor, let newest = summary.ids.last { session?.top = (summary.version, newest) }
+            if summary.reset == true, let newest = summary.ids.last { session?.top = (summary.version, newest) }
+            _ = session?.window.apply(Self.historyPage(summary, conversation: entry.id), for: request)
+            if let window = session?.window { checkWindow(window, context, label: label) }
+            guard session?.walkCounted == false, let top = session?.top else { return then(true) }
+            countWalk(top: top, entry: entry, context, label: label) { [self] counted in
+                if counted { session?.walkCounted = true }
+                then(true)
+            }
         }
     }
 
@@ -87,22 +121,24 @@ final class ScrollbackUser: VirtualUser {
 
     /// When this session's pages cover the whole conversation at one version,
     /// the number of ids seen must be its `message_count` at that version.
-    /// - Returns: true once the count was compared.
+    /// `then(true)` once the count was compared.
     private func countWalk(top: (version: Int64, newestID: Int64), entry: ConversationCatalog.Entry,
-                           _ context: UserContext, label: String) -> Bool {
-        guard span.reachesFirst, span.upper == top.newestID, span.versions == top.version...top.version else { return false }
-        var expected: Int64?
+                           _ context: UserContext, label: String, then: @escaping (Bool) -> Void) {
+        guard span.reachesFirst, span.upper == top.newestID, span.versions == top.version...top.version else { return then(false) }
         if entry.version == top.version {
-            expected = entry.messageCount
-        } else if let response = context.connection.perform(.get, "/v1/conversations/\(entry.id)", kind: .conversation),
-                  response.status == 200, let current = try? ConversationCatalog.Entry(id: entry.id, body: response.body),
-                  current.version == top.version {
-            expected = current.messageCount
+            return then(compareWalk(expected: entry.messageCount, version: top.version, context, label: label))
         }
-        guard let expected else { return false }
+        context.send(LoadRequest(target: "/v1/conversations/\(entry.id)", kind: .conversation)) { [self] response in
+            guard let response, response.status == 200, let current = try? ConversationCatalog.Entry(id: entry.id, body: response.body),
+                  current.version == top.version else { return then(false) }
+            then(compareWalk(expected: current.messageCount, version: top.version, context, label: label))
+        }
+    }
+
+    private func compareWalk(expected: Int64, version: Int64, _ context: UserContext, label: String) -> Bool {
         context.counters.walksCounted += 1
         if Int64(span.ids.count) != expected {
-            context.log.violation(.walkCount, "\(label): a walk from the newest page to the first message at version \(top.version) "
+            context.log.violation(.walkCount, "\(label): a walk from the newest page to the first message at version \(version) "
                                   + "saw \(span.ids.count) ids, message_count is \(expected)")
         }
         return true

@@ -1,7 +1,7 @@
 import HTTPCore
 import Synchronization
 
-/// Everything a virtual user needs, owned by the user's thread.
+/// Everything a virtual user needs, owned by the thread that drives the user (an event loop or its own).
 final class UserContext {
     let index: Int
     let connection: LoadConnection
@@ -119,9 +119,4 @@ struct RunSettings: Sendable {
     var liveConversations = 16
     /// Every n-th post is repeated with its client_id to check idempotency.
     var retryEvery = 25
-}
-
-/// One simulated client: `step` performs one action (one or a few requests).
-protocol VirtualUser: AnyObject {
-    func step(_ context: UserContext)
 }
