@@ -85,13 +85,21 @@ struct BenchSuite {
         tail.settings.liveConversations = max(1, min(s.longPollConversations, catalog.entries.count))
         tail.writers = 8
         tail.rate = 200
-        rows.append(try measure("Post-to-delivery, \(s.longPolls) long-polls parked on \(tail.settings.liveConversations) conversations",
-                                tail,
-                                command: "run --url \(url) --scenario tail --clients \(s.longPolls) --live-conversations \(tail.settings.liveConversations) --writers 8 --rate 200 --duration \(seconds)",
-                                kind: RequestKind.delivery.name) { report in
-            "deliveries per second: \(Format.grouped(Int(report.kinds.first { $0.kind == RequestKind.post.name }?.count ?? 0))) posts at 200/s, "
-                + "each to the ~\(max(1, s.longPolls / tail.settings.liveConversations)) waiters of its conversation"
-        })
+        // The writers wait for the readers' first burst of pages: post for the row's full duration after it.
+        let warmup = LoadRun.writerWarmup(readers: s.longPolls)
+        tail.duration = s.duration + .nanoseconds(Int64(warmup))
+        let tailSeconds = "\(Int(tail.duration.secondsDouble.rounded(.up)))s"
+        var delivery = try measure("Post-to-delivery, \(Format.grouped(s.longPolls)) long-polls parked on \(tail.settings.liveConversations) conversations",
+                                   tail,
+                                   command: "run --url \(url) --scenario tail --clients \(s.longPolls) --live-conversations \(tail.settings.liveConversations) --writers 8 --rate 200 --duration \(tailSeconds)",
+                                   kind: RequestKind.delivery.name) { report in
+            "deliveries per second: \(Format.grouped(Int(report.kinds.first { $0.kind == RequestKind.post.name }?.count ?? 0))) posts at 200/s "
+                + "after a \(Format.fixed(Double(warmup) / 1e9, 1)) s warm-up, each to the ~\(max(1, s.longPolls / tail.settings.liveConversations)) "
+                + "waiters of its conversation"
+        }
+        let deliveries = Double(delivery.report.kinds.first { $0.kind == RequestKind.delivery.name }?.count ?? 0)
+        delivery.rate = deliveries / max(0.001, delivery.report.durationSeconds - Double(warmup) / 1e9)
+        rows.append(delivery)
         var idle = plan(.deep, clients: s.clients)
         idle.idleConnections = s.idleConnections
         rows.append(try measure("Deep pages with \(Format.grouped(s.idleConnections)) idle keep-alive connections open", idle,
