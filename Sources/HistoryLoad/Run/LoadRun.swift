@@ -1,4 +1,3 @@
-import ArgumentParser
 import Foundation
 import Synchronization
 
@@ -26,17 +25,9 @@ struct LoadPlan: Sendable {
     var loopThreads: Int?
 }
 
-/// `--transport`: event loops (a few threads, epoll over many non-blocking
-/// connections) or the blocking client with one thread per user, kept to
-/// compare the two.
-enum Transport: String, ExpressibleByArgument, CaseIterable, Sendable {
-    case loop
-    case threads
-}
-
 /// Runs a plan: discovers the conversations, starts the event loops that
-/// drive the virtual users (or one thread per user), prints progress each second, stops at the deadline, reads back the
-/// acked posts, and builds the report.
+/// drive the virtual users (or one thread per user), prints progress each
+/// second, stops at the deadline, reads back the acked posts, and builds the report.
 enum LoadRun {
     static func execute(_ plan: LoadPlan, catalog knownCatalog: ConversationCatalog? = nil) throws -> LoadReport {
         RawSocket.raiseOpenFileLimit()
@@ -48,7 +39,7 @@ enum LoadRun {
         }
         let roles = self.roles(for: plan)
         let stats = LoadStats(shardCount: min(64, max(1, roles.count)))
-        let idle = IdleHolder(count: plan.idleConnections, endpoint: plan.endpoint, shard: stats.shard(for: 0))
+        let idle = IdleHolder(count: plan.idleConnections, endpoint: plan.endpoint)
         let idleOpened = idle.open()
         defer { idle.close() }
 

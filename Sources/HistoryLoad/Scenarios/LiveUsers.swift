@@ -161,7 +161,7 @@ final class IdleHolder {
     let endpoint: ServerEndpoint
     private var descriptors: [Int32] = []
 
-    init(count: Int, endpoint: ServerEndpoint, shard: StatsShard) {
+    init(count: Int, endpoint: ServerEndpoint) {
         self.count = count
         self.endpoint = endpoint
     }

@@ -36,16 +36,9 @@ final class UserContext {
                                     pacer: pacer)
     }
 
-    /// Reads one page, scans and checks it; nil when the request or the scan failed (already counted).
+    /// Reads one page, scans and checks it; `then` gets the coverage on the
+    /// user's thread, nil when the request or the scan failed (already counted).
     /// Merge the answer into a span with ``merge(_:into:label:)``.
-    func fetchPage(_ entry: ConversationCatalog.Entry, _ cursor: LoadCursor, limit: Int,
-                   label: String) -> PageChecks.Coverage? {
-        let target = entry.messagesPrefix + cursor.query(limit: limit)
-        guard let response = connection.perform(.get, target, kind: cursor.kind), response.status == 200 else { return nil }
-        return checkPage(response.body, target: target, cursor, limit: limit, label: label)
-    }
-
-    /// ``fetchPage(_:_:limit:label:)`` for callback users: `then` gets the coverage on the user's thread.
     func fetchPage(_ entry: ConversationCatalog.Entry, _ cursor: LoadCursor, limit: Int, label: String,
                    then: @escaping (PageChecks.Coverage?) -> Void) {
         let target = entry.messagesPrefix + cursor.query(limit: limit)
