@@ -6,17 +6,17 @@ import Synchronization
 /// hands one request at a time to the responder, writes the answers in
 /// order, and carries out what `ConnectionStateMachine` decides.
 ///
-/// Everything runs on the connection's own serial queue (which targets the
-/// server's shared concurrent queue), driven by a read source, a write
-/// source that exists only once output had to wait, and one timer, so no
-/// call on this path ever blocks and a stalled client holds up no other.
+/// Everything runs on the queue of the connection's `EventLoop`, driven by
+/// the loop's epoll readiness events (read interest while the state machine
+/// wants input, write interest only while output waits) and one timer, so
+/// no call on this path ever blocks and a stalled client holds up no other.
 ///
 /// The use of `@unchecked Sendable` is safe for this type because: every
-/// mutable stored property is read and written only on `queue` (sources and
-/// the timer deliver their events there, `respond` from another thread hops
-/// there with `queue.async`, server calls enter through `queue.async`); the
-/// one exception, the same-thread check in `respond`, uses an `Atomic`; and
-/// `closeWatch` is a `Mutex`-guarded Sendable class.
+/// mutable stored property is read and written only on `queue`, the loop's
+/// queue (the loop and the timer deliver their events there, `respond` from
+/// another thread hops there with `queue.async`, server calls enter through
+/// `queue.async`); the one exception, the same-thread check in `respond`,
+/// uses an `Atomic`; and `closeWatch` is a `Mutex`-guarded Sendable class.
 final class HTTPConnection: @unchecked Sendable {
     private struct InFlight {
         var method: String
@@ -48,12 +48,13 @@ final class HTTPConnection: @unchecked Sendable {
     private var bytesWritten = 0
     private var exchanges: [PendingExchange] = []
 
-    private var readSource: (any DispatchSourceRead)?
-    private var writeSource: (any DispatchSourceWrite)?
+    private let loop: EventLoop
+    /// The loop's name for this connection, once attached.
+    private var token: UInt64?
+    /// The epoll interest now registered (0: not registered).
+    private var registeredEvents: UInt32 = 0
+    private var wantsWrite = false
     private var timer: (any DispatchSourceTimer)?
-    private var readSuspended = false
-    private var writeSuspended = false
-    private var liveSources = 0
     private var timerScheduledAt: UInt64?
     private var isClosed = false
 
@@ -69,13 +70,14 @@ final class HTTPConnection: @unchecked Sendable {
     private var synchronousResponse: HTTPResponse?
     private let closeWatch = CloseWatch()
 
-    init(id: Int, socket: Socket, remoteAddress: String, queue: DispatchQueue, limits: HTTPLimits,
+    init(id: Int, socket: Socket, remoteAddress: String, loop: EventLoop, limits: HTTPLimits,
          responder: any HTTPResponder, observer: (any HTTPServerObserver)?,
          onClosed: @escaping @Sendable (HTTPConnection) -> Void) {
         self.id = id
         self.socket = socket
         self.remoteAddress = remoteAddress
-        self.queue = queue
+        self.loop = loop
+        self.queue = loop.queue
         self.responder = responder
         self.observer = observer
         self.onClosed = onClosed
@@ -85,25 +87,32 @@ final class HTTPConnection: @unchecked Sendable {
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
-    /// Creates the sources and starts reading.
+    /// Joins the loop and starts reading.
     func start() {
         queue.async { [self] in
             guard !isClosed else { return }
-            let read = DispatchSource.makeReadSource(fileDescriptor: socket.descriptor, queue: queue)
-            read.setEventHandler { [unowned self] in readable() }
-            read.setCancelHandler { [self] in sourceCancelled() }
-            liveSources += 1
-            readSource = read
+            token = loop.attach(self)
             let timer = DispatchSource.makeTimerSource(queue: queue)
             timer.setEventHandler { [unowned self] in timerFired() }
             self.timer = timer
             timer.activate()
-            read.activate()
             updateInterest()
         }
     }
 
     // MARK: - Reading
+
+    /// The loop saw `events` (epoll flags) on the socket. An error or hang-up
+    /// goes to whichever side is registered: its system call reports it.
+    func handleEvents(_ events: UInt32) {
+        let failure = events & (Epoll.error | Epoll.hangUp) != 0
+        if registeredEvents & Epoll.writable != 0 && (events & Epoll.writable != 0 || failure) {
+            writable()
+        }
+        if registeredEvents & Epoll.readable != 0 && (events & Epoll.readable != 0 || failure) {
+            readable()
+        }
+    }
 
     private func readable() {
         guard !isClosed else { return }
@@ -265,7 +274,8 @@ final class HTTPConnection: @unchecked Sendable {
             execute(machine.outputWritten(written, now: now), now: now)
         }
         guard !isClosed else { return }
-        setWriteInterest(outputOffset < output.count)
+        wantsWrite = outputOffset < output.count
+        applyInterest()
     }
 
     private func reportExchanges(now: UInt64) {
@@ -279,27 +289,6 @@ final class HTTPConnection: @unchecked Sendable {
             reported += 1
         }
         exchanges.removeFirst(reported)
-    }
-
-    private func setWriteInterest(_ wanted: Bool) {
-        if wanted {
-            if let writeSource {
-                if writeSuspended {
-                    writeSource.resume()
-                    writeSuspended = false
-                }
-            } else {
-                let source = DispatchSource.makeWriteSource(fileDescriptor: socket.descriptor, queue: queue)
-                source.setEventHandler { [unowned self] in writable() }
-                source.setCancelHandler { [self] in sourceCancelled() }
-                liveSources += 1
-                writeSource = source
-                source.activate()
-            }
-        } else if let writeSource, !writeSuspended {
-            writeSource.suspend()
-            writeSuspended = true
-        }
     }
 
     private func writable() {
@@ -337,18 +326,28 @@ final class HTTPConnection: @unchecked Sendable {
         }
     }
 
-    /// Keeps the read source and the timer in line with the state machine.
+    /// Keeps the read interest and the timer in line with the state machine.
     private func updateInterest() {
-        guard !isClosed, let readSource else { return }
-        let wanted = machine.shouldRead(bufferedInput: parser.bufferedByteCount)
-        if wanted && readSuspended {
-            readSource.resume()
-            readSuspended = false
-        } else if !wanted && !readSuspended {
-            readSource.suspend()
-            readSuspended = true
-        }
+        guard !isClosed, token != nil else { return }
+        applyInterest()
         scheduleTimer()
+    }
+
+    /// Registers what the connection waits for now; a socket waiting for
+    /// nothing is taken out of epoll, so a hang-up it cannot act on yet does
+    /// not wake the loop again and again. Costs no system call when nothing
+    /// changed, the usual case after an answer written at once.
+    private func applyInterest() {
+        guard !isClosed, let token else { return }
+        var wanted: UInt32 = wantsWrite ? Epoll.writable : 0
+        if machine.shouldRead(bufferedInput: parser.bufferedByteCount) { wanted |= Epoll.readable }
+        guard wanted != registeredEvents else { return }
+        do {
+            try loop.setInterest(fd: socket.descriptor, token: token, from: registeredEvents, to: wanted)
+            registeredEvents = wanted
+        } catch {
+            close()
+        }
     }
 
     /// Moves the timer only when a deadline comes earlier than the one it is
@@ -389,9 +388,8 @@ final class HTTPConnection: @unchecked Sendable {
 
     // MARK: - Closing
 
-    /// Closes once: cancels the sources (the descriptor is closed when the
-    /// last cancel handler has run, as Dispatch requires) and runs the
-    /// pending request's `onClose` handlers.
+    /// Closes once: leaves the loop, cancels the timer, closes the socket,
+    /// and runs the pending request's `onClose` handlers.
     private func close() {
         guard !isClosed else { return }
         isClosed = true
@@ -400,27 +398,21 @@ final class HTTPConnection: @unchecked Sendable {
         for handler in closeWatch.takeHandlers(closing: true) { handler() }
         timer?.cancel()
         timer = nil
-        if let readSource {
-            readSource.cancel()
-            if readSuspended { readSource.resume() }
+        if let token {
+            // Closing the descriptor drops its registration too, but only once
+            // no other descriptor shares the open file; say it explicitly.
+            if registeredEvents != 0 {
+                try? loop.setInterest(fd: socket.descriptor, token: token, from: registeredEvents, to: 0)
+            }
+            registeredEvents = 0
+            loop.detach(token)
         }
-        if let writeSource {
-            writeSource.cancel()
-            if writeSuspended { writeSource.resume() }
-        }
-        if liveSources == 0 { finalClose() }
-    }
-
-    private func sourceCancelled() {
-        liveSources -= 1
-        if liveSources == 0 && isClosed { finalClose() }
+        finalClose()
     }
 
     private func finalClose() {
         guard socket.isOpen else { return }
         socket.close()
-        readSource = nil
-        writeSource = nil
         output = []
         exchanges = []
         onClosed(self)

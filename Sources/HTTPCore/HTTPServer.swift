@@ -3,7 +3,8 @@ import Glibc
 import Synchronization
 
 /// The HTTP/1.1 server: a listener plus one `HTTPConnection` per client,
-/// each on its own serial queue over a shared concurrent queue.
+/// each handed round-robin to one of `eventLoopCount` event loops, whose
+/// serial queue runs it.
 ///
 /// ```swift
 /// let server = HTTPServer(configuration: .init(port: 0), responder: MyResponder())
@@ -16,6 +17,7 @@ public final class HTTPServer: Sendable {
         var listener: Listener?
         var connections: [Int: HTTPConnection] = [:]
         var nextID = 0
+        var loops: [EventLoop] = []
         var port = 0
         var shuttingDown = false
         /// Left once every connection is closed, during shutdown.
@@ -28,7 +30,6 @@ public final class HTTPServer: Sendable {
     private let responder: any HTTPResponder
     private let observer: (any HTTPServerObserver)?
     private let state = Mutex(State())
-    private let connectionQueue = DispatchQueue(label: "HTTPCore.connections", attributes: .concurrent)
 
     public init(configuration: HTTPServerConfiguration, responder: any HTTPResponder,
                 observer: (any HTTPServerObserver)? = nil) {
@@ -46,20 +47,30 @@ public final class HTTPServer: Sendable {
         guard let address = SocketAddress(host: configuration.host, port: configuration.port) else {
             throw SocketError(errno: EINVAL, function: "bind to host \(configuration.host)")
         }
-        let listener = try Listener(address: address, backlog: configuration.backlog) { [weak self] socket, peer in
-            guard let self else {
-                socket.close()
-                return
+        var loops: [EventLoop] = []
+        for index in 0..<max(1, configuration.eventLoopCount) { loops.append(try EventLoop(index: index)) }
+        let listener: Listener
+        do {
+            listener = try Listener(address: address, backlog: configuration.backlog) { [weak self] socket, peer in
+                guard let self else {
+                    socket.close()
+                    return
+                }
+                accepted(socket, peer: peer)
             }
-            accepted(socket, peer: peer)
+        } catch {
+            for loop in loops { loop.stop() }
+            throw error
         }
         let installed = state.withLock { state -> Bool in
             guard state.listener == nil && !state.shuttingDown else { return false }
             state.listener = listener
+            state.loops = loops
             state.port = listener.address.port
             return true
         }
         guard installed else {
+            for loop in loops { loop.stop() }
             listener.stop {}
             throw SocketError(errno: EALREADY, function: "start (already started or shut down)")
         }
@@ -86,9 +97,9 @@ public final class HTTPServer: Sendable {
                 return (nil, state.connections.count)
             }
             state.nextID += 1
-            let queue = DispatchQueue(label: "HTTPCore.connection", target: connectionQueue)
+            let loop = state.loops[state.nextID % state.loops.count]
             let connection = HTTPConnection(
-                id: state.nextID, socket: socket, remoteAddress: remote, queue: queue, limits: configuration.limits,
+                id: state.nextID, socket: socket, remoteAddress: remote, loop: loop, limits: configuration.limits,
                 responder: responder, observer: observer,
                 onClosed: { [weak self] connection in self?.connectionClosed(connection) })
             state.connections[state.nextID] = connection
@@ -154,7 +165,18 @@ public final class HTTPServer: Sendable {
             if state.connections.isEmpty { group.leave() } else { state.drained = group }
             return (group, true, listener, Array(state.connections.values))
         }
-        defer { group.notify(queue: .global()) { completion() } }
+        defer {
+            group.notify(queue: .global()) { [self] in
+                if isFirst {
+                    let loops = state.withLock { state in
+                        defer { state.loops = [] }
+                        return state.loops
+                    }
+                    for loop in loops { loop.stop() }
+                }
+                completion()
+            }
+        }
         guard isFirst else { return }
         if let listener {
             listener.stop { group.leave() }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Where and how the HTTP server listens, each setting with its default.
 public struct HTTPServerConfiguration: Sendable {
     /// An IPv4 or IPv6 literal, or `localhost`. Default: `127.0.0.1`.
@@ -9,13 +11,24 @@ public struct HTTPServerConfiguration: Sendable {
     public var limits: HTTPLimits
     /// The listen(2) backlog.
     public var backlog: Int32
+    /// How many event loops (serial queues, each polling its connections'
+    /// sockets) share the connections, round-robin. Default: the number of
+    /// online processors, so each core can run one loop; at least 1.
+    public var eventLoopCount: Int
 
     public init(host: String = "127.0.0.1", port: Int = 8080, maximumConnections: Int = 10_000,
-                limits: HTTPLimits = HTTPLimits(), backlog: Int32 = 1024) {
+                limits: HTTPLimits = HTTPLimits(), backlog: Int32 = 1024,
+                eventLoopCount: Int = HTTPServerConfiguration.defaultEventLoopCount) {
         self.host = host
         self.port = port
         self.maximumConnections = maximumConnections
         self.limits = limits
         self.backlog = backlog
+        self.eventLoopCount = eventLoopCount
+    }
+
+    /// The online processor count, at least 1.
+    public static var defaultEventLoopCount: Int {
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 }

@@ -74,11 +74,12 @@ struct RunningServer {
 
 func withRunningServer<R>(limits: HTTPLimits = HTTPLimits(), maximumConnections: Int = 10_000,
                           host: String = "127.0.0.1",
+                          eventLoopCount: Int = HTTPServerConfiguration.defaultEventLoopCount,
                           _ body: (RunningServer) throws -> R) throws -> R {
     let responder = TestResponder()
     let observer = RecordingObserver()
     let configuration = HTTPServerConfiguration(host: host, port: 0, maximumConnections: maximumConnections,
-                                                limits: limits)
+                                                limits: limits, eventLoopCount: eventLoopCount)
     let server = HTTPServer(configuration: configuration, responder: responder, observer: observer)
     try server.start()
     defer { shutdownAndWait(server, grace: .milliseconds(100)) }
