@@ -1,4 +1,5 @@
 import Glibc
+import HTTPCore
 
 /// One loop thread's epoll set: many non-blocking keep-alive connections
 /// (``LoopConnection``), plus a timerfd for the open-loop schedule, so a
@@ -24,8 +25,13 @@ final class EventLoop {
 
     init(control: RunControl) throws {
         self.control = control
-        guard let epoll = LinuxEvents.createEpoll() else { throw LoadError("epoll_create1: \(RawSocket.describe(errno))") }
-        guard let timerFD = LinuxEvents.createTimer() else {
+        let epoll: Int32
+        do {
+            epoll = try Epoll.create()
+        } catch {
+            throw LoadError("epoll_create1: \(RawSocket.describe(error.errno))")
+        }
+        guard let timerFD = MonotonicTimerFD.create() else {
             let code = errno
             Glibc.close(epoll)
             throw LoadError("timerfd_create: \(RawSocket.describe(code))")
@@ -33,8 +39,8 @@ final class EventLoop {
         self.epoll = epoll
         self.timerFD = timerFD
         readBuffer = .allocate(byteCount: 256 * 1024, alignment: 16)
-        eventBuffer = .allocate(byteCount: 1024 * LinuxEvents.eventStride, alignment: 16)
-        LinuxEvents.control(epoll, LinuxEvents.add, fd: timerFD, events: LinuxEvents.readable, token: Self.timerSlot)
+        eventBuffer = .allocate(byteCount: 1024 * Epoll.eventStride, alignment: 16)
+        try? Epoll.control(epoll, .add, fd: timerFD, events: Epoll.readable, token: Self.timerSlot)
     }
 
     deinit {
@@ -58,17 +64,17 @@ final class EventLoop {
             slot = slots.count
             slots.append(connection)
         }
-        LinuxEvents.control(epoll, LinuxEvents.add, fd: fd, events: events, token: UInt64(slot))
+        try? Epoll.control(epoll, .add, fd: fd, events: events, token: UInt64(slot))
         return slot
     }
 
     func modify(slot: Int, fd: Int32, events: UInt32) {
-        LinuxEvents.control(epoll, LinuxEvents.modify, fd: fd, events: events, token: UInt64(slot))
+        try? Epoll.control(epoll, .modify, fd: fd, events: events, token: UInt64(slot))
     }
 
     /// Forgets the connection; the caller closes the descriptor (which also leaves the epoll set).
     func unregister(slot: Int, fd: Int32) {
-        LinuxEvents.control(epoll, LinuxEvents.delete, fd: fd, events: 0, token: 0)
+        try? Epoll.control(epoll, .delete, fd: fd, events: 0, token: 0)
         slots[slot] = nil
         releasedSlots.append(slot)
     }
@@ -83,10 +89,10 @@ final class EventLoop {
             while let action = timers.popDue(now: now) { action() }
             if let next = timers.nextDue, next != armedDue { arm(next) }
             // Timers are exact through the timerfd; the timeout only notices a `stop()`.
-            let count = LinuxEvents.wait(epoll, into: eventBuffer, timeoutMilliseconds: 100)
+            let count = Epoll.wait(epoll, into: eventBuffer, timeoutMilliseconds: 100)
             if count > 0 {
                 for index in 0..<count {
-                    let event = LinuxEvents.event(at: index, in: eventBuffer)
+                    let event = Epoll.event(at: index, in: eventBuffer)
                     let slot = event.token
                     if slot == Self.timerSlot {
                         var expirations: UInt64 = 0
@@ -108,6 +114,6 @@ final class EventLoop {
 
     private func arm(_ due: UInt64) {
         armedDue = due
-        LinuxEvents.arm(timerFD, at: due)
+        MonotonicTimerFD.arm(timerFD, at: due)
     }
 }

@@ -72,18 +72,18 @@ final class LoopConnection: RequestDriver {
     /// What epoll reported for this connection's descriptor.
     func handle(events: UInt32) {
         if connecting {
-            guard events & (LinuxEvents.writable | LinuxEvents.error | LinuxEvents.hangUp) != 0 else { return }
+            guard events & (Epoll.writable | Epoll.error | Epoll.hangUp) != 0 else { return }
             let code = RawSocket.pendingError(fd)
             guard code == 0 else { return fail("connect: \(RawSocket.describe(code))") }
             connecting = false
             flush()
             return
         }
-        if events & LinuxEvents.writable != 0 {
+        if events & Epoll.writable != 0 {
             flush()
             guard fd >= 0 else { return }
         }
-        if events & (LinuxEvents.readable | LinuxEvents.hangUp | LinuxEvents.error) != 0 { receive() }
+        if events & (Epoll.readable | Epoll.hangUp | Epoll.error) != 0 { receive() }
     }
 
     private func transmit(_ request: LoadRequest, start: UInt64, then: @escaping (HTTPClientResponse?) -> Void) {
@@ -97,7 +97,7 @@ final class LoopConnection: RequestDriver {
             fd = opened
             connecting = true
             watchingWrites = true
-            slot = loop.register(self, fd: fd, events: LinuxEvents.readable | LinuxEvents.writable)
+            slot = loop.register(self, fd: fd, events: Epoll.readable | Epoll.writable)
         }
         var headers = HTTPHeaders()
         if !request.body.isEmpty || request.method == .post || request.method == .patch {
@@ -132,7 +132,7 @@ final class LoopConnection: RequestDriver {
     private func watchWrites(_ watch: Bool) {
         guard watch != watchingWrites, fd >= 0 else { return }
         watchingWrites = watch
-        loop.modify(slot: slot, fd: fd, events: LinuxEvents.readable | (watch ? LinuxEvents.writable : 0))
+        loop.modify(slot: slot, fd: fd, events: Epoll.readable | (watch ? Epoll.writable : 0))
     }
 
     private func receive() {
