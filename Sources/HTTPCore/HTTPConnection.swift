@@ -270,7 +270,10 @@ final class HTTPConnection: @unchecked Sendable {
         }
         if written > 0 {
             bytesWritten += written
-            reportExchanges(now: now)
+            // A fresh reading, not `now`: that is when this batch of events
+            // started, before the handler ran, so a synchronous answer would
+            // be reported as taking no time at all.
+            reportExchanges(now: Self.now())
             execute(machine.outputWritten(written, now: now), now: now)
         }
         guard !isClosed else { return }

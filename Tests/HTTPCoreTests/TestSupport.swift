@@ -6,6 +6,8 @@ import Synchronization
 /// A responder for loopback tests, routing on the path:
 /// - `/echo`: the request body back, method and target in `X-Method` / `X-Target`;
 /// - `/slow?ms=N`: answers `slow N` after N ms, from another queue;
+/// - `/busy?ms=N`: answers at once after N ms of work on the handler's own
+///   thread, as a route doing a synchronous read does;
 /// - `/big?n=N`: N bytes of body;
 /// - `/hold`: answers only when its `onClose` handler runs, and counts those runs;
 /// - anything else: `METHOD target` as the body.
@@ -25,6 +27,10 @@ final class TestResponder: HTTPResponder {
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
                 respond(HTTPResponse(status: .ok, body: Array("slow \(milliseconds)".utf8), route: "slow"))
             }
+        case "/busy":
+            let milliseconds = Int(request.query?.split(separator: "=").last ?? "5") ?? 5
+            Thread.sleep(forTimeInterval: Double(milliseconds) / 1000)
+            respond(HTTPResponse(status: .ok, body: Array("busy \(milliseconds)".utf8), route: "busy"))
         case "/big":
             let count = Int(request.query?.split(separator: "=").last ?? "0") ?? 0
             respond(HTTPResponse(status: .ok, body: [UInt8](repeating: UInt8(ascii: "x"), count: count), route: "big"))
