@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HTTPCore
 import HistoryAPI
 
 // history-server: read the configuration, open the store, listen, print one
@@ -44,7 +45,7 @@ guard case .run(let configuration) = command else {
 }
 
 // Each connection is a descriptor; a few more go to SQLite and the listener.
-let descriptorLimit = raiseFileDescriptorLimit()
+let descriptorLimit = raiseOpenFileLimit()
 if descriptorLimit >= 0 && descriptorLimit < configuration.maximumConnections + 64 {
     writeLine("history-server: warning: the open-file limit is \(descriptorLimit), below --max-connections "
               + "\(configuration.maximumConnections); raise it (ulimit -n) or expect refused connections",

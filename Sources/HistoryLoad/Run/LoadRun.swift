@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 import Synchronization
 
 /// What one `run` does, as values (the CLI and the bench suite build it).
@@ -30,7 +31,7 @@ struct LoadPlan: Sendable {
 /// second, stops at the deadline, reads back the acked posts, and builds the report.
 enum LoadRun {
     static func execute(_ plan: LoadPlan, catalog knownCatalog: ConversationCatalog? = nil) throws -> LoadReport {
-        RawSocket.raiseOpenFileLimit()
+        _ = raiseOpenFileLimit()   // HTTPCore: one descriptor per connection
         // `get` loads any HTTP server: nothing to discover.
         let catalog = plan.scenario == .get ? ConversationCatalog(entries: []) : try knownCatalog ?? ConversationCatalog.discover(
             endpoint: plan.endpoint, prefix: plan.conversationPrefix, maximum: plan.maximumConversations)

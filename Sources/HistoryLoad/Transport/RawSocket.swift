@@ -51,19 +51,4 @@ enum RawSocket {
     static func describe(_ code: Int32) -> String {
         String(cString: strerror(code))
     }
-
-    /// Raises this process's open-file soft limit to its hard limit: thousands
-    /// of parked long-polls and idle connections are one descriptor each.
-    /// - Returns: the soft limit now in force.
-    @discardableResult
-    static func raiseOpenFileLimit() -> Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return Int(raised.rlim_cur) }
-        }
-        return Int(limit.rlim_cur)
-    }
 }

@@ -5,9 +5,11 @@ import Glibc
 /// Every client connection is a descriptor, and many systems start a process
 /// with a soft limit of 1,024 while allowing far more: without this,
 /// `--max-connections 10000` would fail with EMFILE long before it applies.
-/// Returns the limit in force afterwards, so the server can warn when it is
-/// still below what was asked for.
-func raiseFileDescriptorLimit() -> Int {
+/// Returns the limit in force afterwards (-1 when it cannot be read), so a
+/// caller can warn when it is still below what it needs. The server and
+/// history-load both call it: each connection, served or driven, is one
+/// descriptor.
+public func raiseOpenFileLimit() -> Int {
     var limit = rlimit()
     guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return -1 }
     if limit.rlim_cur < limit.rlim_max {
