@@ -17,6 +17,10 @@ struct JSONWriterTests {
                 deleted: false, replyTo: edited ? 3 : nil, clientID: edited ? "c-1" : nil, version: 9001)
     }
 
+    private func rows(_ messages: [Message]) -> MessageRows {
+        MessageRows(messages, conversationID: ConversationID("general")!)
+    }
+
     /// Parses with Foundation: proof that the bytes are JSON other parsers accept.
     private func object(_ bytes: [UInt8]) throws -> [String: Any] {
         let value = try JSONSerialization.jsonObject(with: Data(bytes))
@@ -66,14 +70,14 @@ struct JSONWriterTests {
 
     @Test func pageRoundTripsWithOptionalMembersOnlyWhenSet() throws {
         let messages = (1...3).map { sampleMessage(id: Int64($0)) }
-        let plain = try object(JSONWriter.page(Page(messages: messages, hasOlder: true, hasNewer: false, version: 12)))
+        let plain = try object(JSONWriter.page(Page(rows: rows(messages), hasOlder: true, hasNewer: false, version: 12)))
         #expect(Set(plain.keys) == ["messages", "has_older", "has_newer", "oldest_id", "newest_id", "version"])
         #expect((plain["messages"] as? [[String: Any]])?.compactMap { $0["id"] as? Int } == [1, 2, 3])
         #expect(plain["has_older"] as? Bool == true)
         #expect(plain["oldest_id"] as? Int == 1)
         #expect(plain["newest_id"] as? Int == 3)
 
-        let around = try object(JSONWriter.page(Page(messages: messages, hasOlder: false, hasNewer: false, version: 1,
+        let around = try object(JSONWriter.page(Page(rows: rows(messages), hasOlder: false, hasNewer: false, version: 1,
                                                      anchor: .init(id: 2, found: true, index: 1), reset: false)))
         #expect(Set(around.keys) == ["messages", "has_older", "has_newer", "oldest_id", "newest_id", "version", "anchor", "reset"])
         let anchor = try #require(around["anchor"] as? [String: Any])
@@ -82,7 +86,7 @@ struct JSONWriterTests {
         #expect(anchor["index"] as? Int == 1)
         #expect(around["reset"] as? Bool == false)
 
-        let empty = try object(JSONWriter.page(Page(messages: [], hasOlder: false, hasNewer: false, version: 0,
+        let empty = try object(JSONWriter.page(Page(rows: rows([]), hasOlder: false, hasNewer: false, version: 0,
                                                     anchor: .init(id: 9, found: false, index: nil))))
         #expect(empty["oldest_id"] is NSNull)
         #expect((try #require(empty["anchor"] as? [String: Any]))["index"] is NSNull)
@@ -101,6 +105,53 @@ struct JSONWriterTests {
         #expect(events.allSatisfy { Set($0.keys) == ["version", "type", "message"] })
         #expect(events.allSatisfy { Set(($0["message"] as? [String: Any])?.keys ?? [:].keys) == Self.messageKeys })
         #expect(decoded["has_more"] as? Bool == true)
+    }
+
+    /// A page is written from stored rows, a single message from a
+    /// `Message`: both writers must give the same bytes for every message,
+    /// whatever its strings hold (escapes, multi-byte characters, nulls).
+    @Test func pageMessagesAreByteForByteTheSingleMessageForm() throws {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [Character] = ["a", "b", " ", "\"", "\\", "\n", "\u{0}", "\u{1F}", "é", "😀", "/"]
+        func text(_ range: ClosedRange<Int>) -> String {
+            String((0..<Int.random(in: range, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+        }
+        for round in 0..<200 {
+            let messages = (0..<Int.random(in: 0...60, using: &generator)).map { index in
+                let edited = Bool.random(using: &generator)
+                return Message(id: Int64(round * 100 + index + 1), conversationID: ConversationID("general")!,
+                               sender: text(1...20), body: text(0...400),
+                               createdAt: Timestamp(millisecondsSinceEpoch: Int64.random(in: 0...4_102_444_800_000, using: &generator)),
+                               editedAt: edited ? Timestamp(millisecondsSinceEpoch: 1_795_255_201_000) : nil,
+                               deleted: Bool.random(using: &generator),
+                               replyTo: Bool.random(using: &generator) ? Int64.random(in: 1...Int64.max, using: &generator) : nil,
+                               clientID: Bool.random(using: &generator) ? text(1...40) : nil,
+                               version: Int64.random(in: 0...Int64.max, using: &generator))
+            }
+            let page = Page(rows: rows(messages), hasOlder: false, hasNewer: true, version: 5)
+            #expect(page.messages == messages)
+            var expected = Array(#"{"messages":["#.utf8)
+            expected += messages.map(JSONWriter.message).joined(separator: [UInt8(ascii: ",")])
+            expected += Array(#"],"has_older":false,"has_newer":true,"oldest_id":"#.utf8)
+            expected += Array((messages.first.map { String($0.id) } ?? "null").utf8)
+            expected += Array(#","newest_id":"#.utf8)
+            expected += Array((messages.last.map { String($0.id) } ?? "null").utf8)
+            expected += Array(#","version":5}"#.utf8)
+            #expect(JSONWriter.page(page) == expected)
+        }
+    }
+
+    /// Every byte of the largest body escaped as `\u00XX` (six times its
+    /// size): the writer's room for a message must hold it.
+    @Test func worstCaseEscapingFitsItsBound() throws {
+        let body = String(repeating: "\u{1}", count: MessageRules.maximumBodyBytes)
+        let messages = (1...3).map { Message(id: $0, conversationID: ConversationID("general")!, sender: String(repeating: "\u{2}", count: 64),
+                                              body: body, createdAt: Timestamp(millisecondsSinceEpoch: 0), editedAt: nil,
+                                              deleted: false, replyTo: nil, clientID: String(repeating: "\"", count: 128), version: 1) }
+        let decoded = try object(JSONWriter.page(Page(rows: rows(messages), hasOlder: false, hasNewer: false, version: 1)))
+        let written = try #require(decoded["messages"] as? [[String: Any]])
+        #expect(written.map { $0["body"] as? String } == messages.map(\.body))
+        #expect(try object(JSONWriter.message(messages[0]))["client_id"] as? String == messages[0].clientID)
     }
 
     @Test func stringsEscapeExactlyAsHTTPCoreDoes() {

@@ -1,13 +1,14 @@
 import HistoryStore
 
-/// Writes the contract's JSON shapes straight into a byte buffer.
+/// Writes the contract's JSON shapes as bytes.
 ///
 /// By hand, because a page is the hot path (issue 5 wants 15,000 deep pages
 /// per second on two cores): no `JSONEncoder`, no reflection, no
-/// intermediate `String`; times through `Timestamp.appendRFC3339`, integers
-/// digit by digit, and strings copied in runs between the bytes that need
-/// escaping. Every key is always present, `null` where a value is absent
-/// (the brief's shapes).
+/// intermediate `String`. A page is written from the store's `MessageRows`
+/// (text copied from the rows' buffer, never a `String` per body) through a
+/// `JSONBuffer`, which checks room once per message instead of once per
+/// key. Every key is always present, `null` where a value is absent (the
+/// brief's shapes).
 ///
 /// ```swift
 /// let body = JSONWriter.page(page)   // {"messages":[...],"has_older":...}
@@ -16,244 +17,218 @@ public enum JSONWriter {
     // MARK: - Documents
 
     public static func message(_ message: Message) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(estimatedSize(of: message))
-        appendMessage(message, to: &bytes)
-        return bytes
+        let bound = messageBound(message)
+        var buffer = JSONBuffer(capacity: bound)
+        buffer.write(atMost: bound) { writeMessage(message, to: &$0) }
+        return buffer.finish()
     }
 
     public static func conversation(_ conversation: Conversation) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(256 + (conversation.title?.utf8.count ?? 0) * 2)
-        append(#"{"id":"#, to: &bytes)
-        appendString(conversation.id.rawValue, to: &bytes)
-        append(#","title":"#, to: &bytes)
-        appendOptionalString(conversation.title, to: &bytes)
-        append(#","created_at":""#, to: &bytes)
-        conversation.createdAt.appendRFC3339(to: &bytes)
-        append(#"","message_count":"#, to: &bytes)
-        appendInteger(conversation.messageCount, to: &bytes)
-        append(#","oldest_id":"#, to: &bytes)
-        appendOptionalInteger(conversation.oldestID, to: &bytes)
-        append(#","newest_id":"#, to: &bytes)
-        appendOptionalInteger(conversation.newestID, to: &bytes)
-        append(#","version":"#, to: &bytes)
-        appendInteger(conversation.version, to: &bytes)
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
+        let id = conversation.id.rawValue.utf8.count
+        let title = conversation.title.map { ByteCursor.stringBound($0.utf8.count) } ?? 4
+        // Keys and punctuation 84, four integers, one quoted time.
+        let bound = 128 + ByteCursor.stringBound(id) + title + 4 * ByteCursor.integerBound + 26
+        var buffer = JSONBuffer(capacity: bound)
+        buffer.write(atMost: bound) { cursor in
+            cursor.write(#"{"id":"#)
+            cursor.writeString(conversation.id.rawValue)
+            cursor.write(#","title":"#)
+            if let text = conversation.title { cursor.writeString(text) } else { cursor.write("null") }
+            cursor.write(#","created_at":"#)
+            cursor.writeQuotedTimestamp(conversation.createdAt)
+            cursor.write(#","message_count":"#)
+            cursor.writeInteger(conversation.messageCount)
+            cursor.write(#","oldest_id":"#)
+            cursor.writeOptionalInteger(conversation.oldestID)
+            cursor.write(#","newest_id":"#)
+            cursor.writeOptionalInteger(conversation.newestID)
+            cursor.write(#","version":"#)
+            cursor.writeInteger(conversation.version)
+            cursor.write(UInt8(ascii: "}"))
+        }
+        return buffer.finish()
     }
 
     public static func page(_ page: Page) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var capacity = 192
-        for message in page.messages { capacity += estimatedSize(of: message) }
-        bytes.reserveCapacity(capacity)
-        append(#"{"messages":["#, to: &bytes)
-        var first = true
-        for message in page.messages {
-            if !first { bytes.append(UInt8(ascii: ",")) }
-            first = false
-            appendMessage(message, to: &bytes)
+        let rows = page.rows
+        var conversationID = rows.conversationID.rawValue
+        return conversationID.withUTF8 { id in
+            rows.withText { text in
+                // Sized from the text actually present; the room for one
+                // worst-case message more means a page grows only when its
+                // strings need many escapes.
+                var capacity = 16 + pageTailBound
+                var largestText = 0
+                for record in rows.records {
+                    let textCount = record.sender.count + record.body.count + (record.clientID?.count ?? 0)
+                    capacity += 240 + id.count + textCount
+                    largestText = max(largestText, textCount)
+                }
+                capacity += messageFixedBound + id.count + ByteCursor.stringBound(largestText)
+                var buffer = JSONBuffer(capacity: capacity)
+                buffer.write(atMost: 16) { $0.write(#"{"messages":["#) }
+                for (index, record) in rows.records.enumerated() {
+                    let textCount = record.sender.count + record.body.count + (record.clientID?.count ?? 0)
+                    buffer.write(atMost: messageFixedBound + id.count + ByteCursor.stringBound(textCount)) { cursor in
+                        if index > 0 { cursor.write(UInt8(ascii: ",")) }
+                        writeRecord(record, text: text, conversationID: id, to: &cursor)
+                    }
+                }
+                buffer.write(atMost: pageTailBound) { cursor in
+                    cursor.write(#"],"has_older":"#)
+                    cursor.writeBool(page.hasOlder)
+                    cursor.write(#","has_newer":"#)
+                    cursor.writeBool(page.hasNewer)
+                    cursor.write(#","oldest_id":"#)
+                    cursor.writeOptionalInteger(page.oldestID)
+                    cursor.write(#","newest_id":"#)
+                    cursor.writeOptionalInteger(page.newestID)
+                    cursor.write(#","version":"#)
+                    cursor.writeInteger(page.version)
+                    if let anchor = page.anchor {
+                        cursor.write(#","anchor":{"id":"#)
+                        cursor.writeInteger(anchor.id)
+                        cursor.write(#","found":"#)
+                        cursor.writeBool(anchor.found)
+                        cursor.write(#","index":"#)
+                        cursor.writeOptionalInteger(anchor.index.map(Int64.init))
+                        cursor.write(UInt8(ascii: "}"))
+                    }
+                    if let reset = page.reset {
+                        cursor.write(#","reset":"#)
+                        cursor.writeBool(reset)
+                    }
+                    cursor.write(UInt8(ascii: "}"))
+                }
+                return buffer.finish()
+            }
         }
-        append(#"],"has_older":"#, to: &bytes)
-        appendBool(page.hasOlder, to: &bytes)
-        append(#","has_newer":"#, to: &bytes)
-        appendBool(page.hasNewer, to: &bytes)
-        append(#","oldest_id":"#, to: &bytes)
-        appendOptionalInteger(page.oldestID, to: &bytes)
-        append(#","newest_id":"#, to: &bytes)
-        appendOptionalInteger(page.newestID, to: &bytes)
-        append(#","version":"#, to: &bytes)
-        appendInteger(page.version, to: &bytes)
-        if let anchor = page.anchor {
-            append(#","anchor":{"id":"#, to: &bytes)
-            appendInteger(anchor.id, to: &bytes)
-            append(#","found":"#, to: &bytes)
-            appendBool(anchor.found, to: &bytes)
-            append(#","index":"#, to: &bytes)
-            appendOptionalInteger(anchor.index.map(Int64.init), to: &bytes)
-            bytes.append(UInt8(ascii: "}"))
-        }
-        if let reset = page.reset {
-            append(#","reset":"#, to: &bytes)
-            appendBool(reset, to: &bytes)
-        }
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
     }
 
     public static func changeFeed(_ feed: ChangeFeed) -> [UInt8] {
-        var bytes: [UInt8] = []
         var capacity = 96
-        for event in feed.events { capacity += 48 + estimatedSize(of: event.message) }
-        bytes.reserveCapacity(capacity)
-        append(#"{"events":["#, to: &bytes)
-        var first = true
-        for event in feed.events {
-            if !first { bytes.append(UInt8(ascii: ",")) }
-            first = false
-            append(#"{"version":"#, to: &bytes)
-            appendInteger(event.version, to: &bytes)
-            append(#","type":""#, to: &bytes)
-            switch event.kind {
-            case .created: append("created", to: &bytes)
-            case .edited: append("edited", to: &bytes)
-            case .deleted: append("deleted", to: &bytes)
+        for event in feed.events { capacity += 96 + messageBound(event.message) }
+        var buffer = JSONBuffer(capacity: capacity)
+        buffer.write(atMost: 16) { $0.write(#"{"events":["#) }
+        for (index, event) in feed.events.enumerated() {
+            // Separator, keys, punctuation and type 42, the version 20.
+            buffer.write(atMost: 96 + messageBound(event.message)) { cursor in
+                if index > 0 { cursor.write(UInt8(ascii: ",")) }
+                cursor.write(#"{"version":"#)
+                cursor.writeInteger(event.version)
+                cursor.write(#","type":""#)
+                switch event.kind {
+                case .created: cursor.write("created")
+                case .edited: cursor.write("edited")
+                case .deleted: cursor.write("deleted")
+                }
+                cursor.write(#"","message":"#)
+                writeMessage(event.message, to: &cursor)
+                cursor.write(UInt8(ascii: "}"))
             }
-            append(#"","message":"#, to: &bytes)
-            appendMessage(event.message, to: &bytes)
-            bytes.append(UInt8(ascii: "}"))
         }
-        append(#"],"has_more":"#, to: &bytes)
-        appendBool(feed.hasMore, to: &bytes)
-        append(#","version":"#, to: &bytes)
-        appendInteger(feed.version, to: &bytes)
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
+        buffer.write(atMost: 64) { cursor in
+            cursor.write(#"],"has_more":"#)
+            cursor.writeBool(feed.hasMore)
+            cursor.write(#","version":"#)
+            cursor.writeInteger(feed.version)
+            cursor.write(UInt8(ascii: "}"))
+        }
+        return buffer.finish()
     }
 
     /// `{"status":"ok"}` for `/healthz`.
     public static let healthy: [UInt8] = Array(#"{"status":"ok"}"#.utf8)
 
-    // MARK: - Pieces
-
-    public static func appendMessage(_ message: Message, to bytes: inout [UInt8]) {
-        append(#"{"id":"#, to: &bytes)
-        appendInteger(message.id, to: &bytes)
-        append(#","conversation_id":"#, to: &bytes)
-        appendString(message.conversationID.rawValue, to: &bytes)
-        append(#","sender":"#, to: &bytes)
-        appendString(message.sender, to: &bytes)
-        append(#","body":"#, to: &bytes)
-        appendString(message.body, to: &bytes)
-        append(#","created_at":""#, to: &bytes)
-        message.createdAt.appendRFC3339(to: &bytes)
-        append(#"","edited_at":"#, to: &bytes)
-        if let editedAt = message.editedAt {
-            bytes.append(UInt8(ascii: "\""))
-            editedAt.appendRFC3339(to: &bytes)
-            bytes.append(UInt8(ascii: "\""))
-        } else {
-            append("null", to: &bytes)
-        }
-        append(#","deleted":"#, to: &bytes)
-        appendBool(message.deleted, to: &bytes)
-        append(#","reply_to":"#, to: &bytes)
-        appendOptionalInteger(message.replyTo, to: &bytes)
-        append(#","client_id":"#, to: &bytes)
-        appendOptionalString(message.clientID, to: &bytes)
-        append(#","version":"#, to: &bytes)
-        appendInteger(message.version, to: &bytes)
-        bytes.append(UInt8(ascii: "}"))
-    }
-
-    /// Keys, punctuation and times take about 230 bytes; strings may grow
-    /// by escaping, which only costs a reallocation when it happens.
-    static func estimatedSize(of message: Message) -> Int {
-        240 + message.conversationID.rawValue.utf8.count + message.sender.utf8.count
-            + message.body.utf8.count + (message.clientID?.utf8.count ?? 0)
-    }
-
-    @inline(__always)
-    static func append(_ literal: StaticString, to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
-    }
-
-    static func appendBool(_ value: Bool, to bytes: inout [UInt8]) {
-        value ? append("true", to: &bytes) : append("false", to: &bytes)
-    }
-
-    static func appendOptionalInteger(_ value: Int64?, to bytes: inout [UInt8]) {
-        if let value { appendInteger(value, to: &bytes) } else { append("null", to: &bytes) }
-    }
-
-    static func appendOptionalString(_ value: String?, to bytes: inout [UInt8]) {
-        if let value { appendString(value, to: &bytes) } else { append("null", to: &bytes) }
-    }
+    // MARK: - Pieces for other writers
 
     /// Decimal digits without `String(describing:)`; `Int64.min` included.
     public static func appendInteger(_ value: Int64, to bytes: inout [UInt8]) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[19 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(20 - count)...]))
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: ByteCursor.integerBound) { digits in
+            var cursor = ByteCursor(digits.baseAddress!)
+            cursor.writeInteger(value)
+            bytes.append(contentsOf: UnsafeBufferPointer(start: digits.baseAddress, count: cursor.position - digits.baseAddress!))
         }
     }
 
-    /// A JSON string literal, escaped exactly as `HTTPCore.appendJSONString`
-    /// escapes (quote, backslash, control characters), but copying each run
-    /// of plain bytes with one `append(contentsOf:)` instead of byte by byte:
-    /// message bodies are most of a page's bytes.
+    /// A JSON string literal, escaped exactly as `HTTPCore.appendJSONString` escapes.
     public static func appendString(_ text: String, to bytes: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { utf8 in
-            bytes.append(UInt8(ascii: "\""))
-            var runStart = 0
-            var index = 0
-            let count = utf8.count
-            while index < count {
-                // Eight bytes at a time while none needs escaping (most of a body).
-                if index + 8 <= count,
-                   !Self.mayNeedEscape(UnsafeRawPointer(utf8.baseAddress! + index).loadUnaligned(as: UInt64.self)) {
-                    index += 8
-                    continue
-                }
-                let byte = utf8[index]
-                if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
-                    index += 1
-                    continue
-                }
-                if runStart < index {
-                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                }
-                appendEscape(byte, to: &bytes)
-                index += 1
-                runStart = index
-            }
-            if runStart < count {
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<count]))
-            }
-            bytes.append(UInt8(ascii: "\""))
-        }
+        let bound = ByteCursor.stringBound(text.utf8.count)
+        var buffer = JSONBuffer(capacity: bound)
+        buffer.write(atMost: bound) { $0.writeString(text) }
+        bytes.append(contentsOf: buffer.finish())
     }
 
-    /// True when one of the eight bytes may be a control character, `"` or
-    /// `\\` (the classic "has zero byte" bit trick: exact for "none", may
-    /// flag a byte after a real hit, which the byte loop then sorts out).
+    // MARK: - Messages
+
+    /// The most one message writes besides the bytes of its strings (a
+    /// leading comma, keys and punctuation 119, three integers, two quoted
+    /// times, `false`, a `null`, the quotes of four strings: 246), rounded up.
+    static let messageFixedBound = 256 + 4 * ByteCursor.integerBound
+
+    /// The most `writeMessage` writes for `message`.
+    static func messageBound(_ message: Message) -> Int {
+        messageFixedBound + message.conversationID.rawValue.utf8.count
+            + ByteCursor.stringBound(message.sender.utf8.count + message.body.utf8.count
+                                     + (message.clientID?.utf8.count ?? 0))
+    }
+
+    /// The most a page writes after its messages: keys and punctuation 109,
+    /// six integers, four booleans, rounded up.
+    static let pageTailBound = 192 + 6 * ByteCursor.integerBound + 4 * 5
+
+    static func writeMessage(_ message: Message, to cursor: inout ByteCursor) {
+        cursor.write(#"{"id":"#)
+        cursor.writeInteger(message.id)
+        cursor.write(#","conversation_id":"#)
+        cursor.writeString(message.conversationID.rawValue)
+        cursor.write(#","sender":"#)
+        cursor.writeString(message.sender)
+        cursor.write(#","body":"#)
+        cursor.writeString(message.body)
+        writeTail(createdAt: message.createdAt, editedAt: message.editedAt, deleted: message.deleted,
+                  replyTo: message.replyTo, to: &cursor)
+        if let clientID = message.clientID { cursor.writeString(clientID) } else { cursor.write("null") }
+        cursor.write(#","version":"#)
+        cursor.writeInteger(message.version)
+        cursor.write(UInt8(ascii: "}"))
+    }
+
+    /// The same shape as `writeMessage`, from a stored row and its text.
+    static func writeRecord(_ record: MessageRows.Record, text: UnsafeBufferPointer<UInt8>,
+                            conversationID: UnsafeBufferPointer<UInt8>, to cursor: inout ByteCursor) {
+        cursor.write(#"{"id":"#)
+        cursor.writeInteger(record.id)
+        cursor.write(#","conversation_id":"#)
+        cursor.writeString(conversationID)
+        cursor.write(#","sender":"#)
+        cursor.writeString(UnsafeBufferPointer(rebasing: text[record.sender]))
+        cursor.write(#","body":"#)
+        cursor.writeString(UnsafeBufferPointer(rebasing: text[record.body]))
+        writeTail(createdAt: record.createdAt, editedAt: record.editedAt, deleted: record.deleted,
+                  replyTo: record.replyTo, to: &cursor)
+        if let clientID = record.clientID {
+            cursor.writeString(UnsafeBufferPointer(rebasing: text[clientID]))
+        } else {
+            cursor.write("null")
+        }
+        cursor.write(#","version":"#)
+        cursor.writeInteger(record.version)
+        cursor.write(UInt8(ascii: "}"))
+    }
+
+    /// From `created_at` up to the value of `client_id`, shared by both message writers.
     @inline(__always)
-    private static func mayNeedEscape(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let control = (word &- ones &* 0x20) & ~word & highs
-        let quoteWord = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
-        let quote = (quoteWord &- ones) & ~quoteWord & highs
-        let backslashWord = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
-        let backslash = (backslashWord &- ones) & ~backslashWord & highs
-        return (control | quote | backslash) != 0
-    }
-
-    private static func appendEscape(_ byte: UInt8, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\\"))
-        switch byte {
-        case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
-        case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
-        case 0x0A: bytes.append(UInt8(ascii: "n"))
-        case 0x0D: bytes.append(UInt8(ascii: "r"))
-        case 0x09: bytes.append(UInt8(ascii: "t"))
-        default:
-            let hex: StaticString = "0123456789abcdef"
-            append("u00", to: &bytes)
-            bytes.append(hex.utf8Start[Int(byte >> 4)])
-            bytes.append(hex.utf8Start[Int(byte & 0xF)])
-        }
+    private static func writeTail(createdAt: Timestamp, editedAt: Timestamp?, deleted: Bool, replyTo: Int64?,
+                                  to cursor: inout ByteCursor) {
+        cursor.write(#","created_at":"#)
+        cursor.writeQuotedTimestamp(createdAt)
+        cursor.write(#","edited_at":"#)
+        if let editedAt { cursor.writeQuotedTimestamp(editedAt) } else { cursor.write("null") }
+        cursor.write(#","deleted":"#)
+        cursor.writeBool(deleted)
+        cursor.write(#","reply_to":"#)
+        cursor.writeOptionalInteger(replyTo)
+        cursor.write(#","client_id":"#)
     }
 }

@@ -1,6 +1,10 @@
 /// A page of messages, ascending by id (top to bottom on screen).
 public struct Page: Hashable, Sendable {
-    public var messages: [Message]
+    /// The messages as read: what the JSON writer encodes without building
+    /// a `Message` per row (see `MessageRows`).
+    public var rows: MessageRows
+    /// The messages as values, built from `rows` on each call.
+    public var messages: [Message] { rows.messages }
     /// Exact, never guessed from a full page: whether messages exist beyond
     /// the page's edges within the range asked for.
     public var hasOlder: Bool
@@ -13,9 +17,9 @@ public struct Page: Hashable, Sendable {
     /// the newest page instead of the `after` page.
     public var reset: Bool?
 
-    public init(messages: [Message], hasOlder: Bool, hasNewer: Bool, version: Int64,
+    public init(rows: MessageRows, hasOlder: Bool, hasNewer: Bool, version: Int64,
                 anchor: Anchor? = nil, reset: Bool? = nil) {
-        self.messages = messages
+        self.rows = rows
         self.hasOlder = hasOlder
         self.hasNewer = hasNewer
         self.version = version
@@ -24,9 +28,9 @@ public struct Page: Hashable, Sendable {
     }
 
     /// The cursor for the next `before` page; nil when the page is empty.
-    public var oldestID: Int64? { messages.first?.id }
+    public var oldestID: Int64? { rows.records.first?.id }
     /// The cursor for the next `after` page; nil when the page is empty.
-    public var newestID: Int64? { messages.last?.id }
+    public var newestID: Int64? { rows.records.last?.id }
 
     /// The message an `around` page was asked for, and where it is.
     public struct Anchor: Hashable, Sendable {

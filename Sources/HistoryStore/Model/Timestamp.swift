@@ -32,13 +32,24 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     public var description: String { rfc3339 }
 
+    /// The length of the RFC 3339 form: `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    public static let rfc3339Length = 24
+
     /// Appends the RFC 3339 form to a byte buffer without building a String.
-    ///
-    /// The 24 bytes are filled in a stack buffer and appended at once: a
-    /// page writes up to 400 timestamps, and appending byte by byte (each
-    /// append checks capacity and uniqueness) showed up in the page profile.
-    /// Years outside 0...9999 cannot be written in four digits and are clamped.
     public func appendRFC3339(to bytes: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.rfc3339Length) { text in
+            writeRFC3339(to: text.baseAddress!)
+            bytes.append(contentsOf: UnsafeBufferPointer(text))
+        }
+    }
+
+    /// Writes the RFC 3339 form, exactly `rfc3339Length` bytes, at `text`.
+    ///
+    /// Into memory the caller reserved: a page writes up to 400 timestamps,
+    /// and appending them piece by piece (each append checks capacity and
+    /// uniqueness) showed up in the page profile. Years outside 0...9999
+    /// cannot be written in four digits and are clamped.
+    public func writeRFC3339(to text: UnsafeMutablePointer<UInt8>) {
         let (days, msOfDay) = millisecondsSinceEpoch.floorDivided(by: 86_400_000)
         let (civilYear, month, day) = Self.civilDate(daysSinceEpoch: days)
         let year = min(max(civilYear, 0), 9999)
@@ -46,30 +57,27 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let minute = msOfDay / 60_000 % 60
         let second = msOfDay / 1000 % 60
         let millisecond = msOfDay % 1000
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { text in
-            /// Two decimal digits of `value` (0...99) at `index`.
-            func put(_ value: Int64, at index: Int) {
-                text[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value / 10)
-                text[index + 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
-            }
-            put(year / 100, at: 0)
-            put(year % 100, at: 2)
-            text[4] = UInt8(ascii: "-")
-            put(month, at: 5)
-            text[7] = UInt8(ascii: "-")
-            put(day, at: 8)
-            text[10] = UInt8(ascii: "T")
-            put(hour, at: 11)
-            text[13] = UInt8(ascii: ":")
-            put(minute, at: 14)
-            text[16] = UInt8(ascii: ":")
-            put(second, at: 17)
-            text[19] = UInt8(ascii: ".")
-            text[20] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: millisecond / 100)
-            put(millisecond % 100, at: 21)
-            text[23] = UInt8(ascii: "Z")
-            bytes.append(contentsOf: UnsafeBufferPointer(text))
+        /// Two decimal digits of `value` (0...99) at `index`.
+        func put(_ value: Int64, at index: Int) {
+            text[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value / 10)
+            text[index + 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
         }
+        put(year / 100, at: 0)
+        put(year % 100, at: 2)
+        text[4] = UInt8(ascii: "-")
+        put(month, at: 5)
+        text[7] = UInt8(ascii: "-")
+        put(day, at: 8)
+        text[10] = UInt8(ascii: "T")
+        put(hour, at: 11)
+        text[13] = UInt8(ascii: ":")
+        put(minute, at: 14)
+        text[16] = UInt8(ascii: ":")
+        put(second, at: 17)
+        text[19] = UInt8(ascii: ".")
+        text[20] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: millisecond / 100)
+        put(millisecond % 100, at: 21)
+        text[23] = UInt8(ascii: "Z")
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fff]Z` (UTC only); nil for anything else.

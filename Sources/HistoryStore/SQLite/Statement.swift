@@ -135,4 +135,15 @@ struct Row {
     func optionalString(_ column: Int32) -> String? {
         sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : string(column)
     }
+
+    /// A text column's UTF-8 bytes without building a String; valid only
+    /// until the statement steps or resets (copy them before returning).
+    func textBytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
+        guard let text = sqlite3_column_text(handle, column) else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column)))
+    }
+
+    func optionalTextBytes(_ column: Int32) -> UnsafeBufferPointer<UInt8>? {
+        sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : textBytes(column)
+    }
 }

@@ -31,10 +31,9 @@ struct StoreReads {
     func message(_ messageID: Int64, in id: ConversationID) throws(StoreError) -> Message {
         guard messageID >= 1 else { throw .messageNotFound(id, messageID: messageID) }
         let seq = try conversation(id).seq
-        guard let message = try one(seq: seq, id: messageID, conversation: id) else {
-            throw .messageNotFound(id, messageID: messageID)
-        }
-        return message
+        let found = try one(seq: seq, id: messageID, conversation: id)
+        guard !found.isEmpty else { throw .messageNotFound(id, messageID: messageID) }
+        return found.message(at: 0)
     }
 
     // MARK: - Pages
@@ -45,26 +44,26 @@ struct StoreReads {
         let limit = query.limit
         switch query.cursor {
         case .newest:
-            let messages = try newest(seq: seq, limit: limit, conversation: id)
-            return page(messages, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+            let rows = try newest(seq: seq, limit: limit, conversation: id)
+            return page(rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
 
         case .before(let before):
-            var messages = try below(seq: seq, id: before, limit: limit, conversation: id)
-            messages.reverse()
-            return page(messages, in: conversation, emptyHasOlder: false,
+            var rows = try below(seq: seq, id: before, limit: limit, conversation: id)
+            rows.reverse()
+            return page(rows, in: conversation, emptyHasOlder: false,
                         emptyHasNewer: conversation.newestID.map { $0 >= before } ?? false)
 
         case .after(let after):
             if let window = query.window {
                 if try countAbove(seq: seq, id: after, atMost: window + 1) > window {
-                    let messages = try newest(seq: seq, limit: limit, conversation: id)
-                    var result = page(messages, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+                    let rows = try newest(seq: seq, limit: limit, conversation: id)
+                    var result = page(rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
                     result.reset = true
                     return result
                 }
             }
-            let messages = try above(seq: seq, id: after, limit: limit, conversation: id)
-            var result = page(messages, in: conversation,
+            let rows = try above(seq: seq, id: after, limit: limit, conversation: id)
+            var result = page(rows, in: conversation,
                               emptyHasOlder: conversation.oldestID.map { $0 <= after } ?? false,
                               emptyHasNewer: false)
             if query.window != nil { result.reset = false }
@@ -74,12 +73,13 @@ struct StoreReads {
             // Within (after, before): nothing is older than the first message
             // above `after`; one extra row says whether more lie below `before`.
             guard after < before else {
-                return Page(messages: [], hasOlder: false, hasNewer: false, version: conversation.version)
+                return Page(rows: MessageRows(conversationID: id), hasOlder: false, hasNewer: false,
+                            version: conversation.version)
             }
-            var messages = try between(seq: seq, after: after, before: before, limit: limit + 1, conversation: id)
-            let hasNewer = messages.count > limit
-            if hasNewer { messages.removeLast() }
-            return Page(messages: messages, hasOlder: false, hasNewer: hasNewer, version: conversation.version)
+            var rows = try between(seq: seq, after: after, before: before, limit: limit + 1, conversation: id)
+            let hasNewer = rows.count > limit
+            if hasNewer { rows.removeLast() }
+            return Page(rows: rows, hasOlder: false, hasNewer: hasNewer, version: conversation.version)
 
         case .around(let anchorID):
             return try around(anchorID, seq: seq, limit: limit, conversation: conversation)
@@ -93,27 +93,27 @@ struct StoreReads {
         let older = try below(seq: seq, id: anchorID, limit: limit, conversation: id)
         let anchor = try one(seq: seq, id: anchorID, conversation: id)
         let newer = try above(seq: seq, id: anchorID, limit: limit, conversation: id)
-        let anchorCount = anchor == nil ? 0 : 1
+        let anchorCount = anchor.count
         var olderTake = min(older.count, limit / 2)
         let newerTake = min(newer.count, limit - anchorCount - olderTake)
         olderTake = min(older.count, limit - anchorCount - newerTake)
-        var messages: [Message] = []
-        messages.reserveCapacity(olderTake + anchorCount + newerTake)
-        messages.append(contentsOf: older.prefix(olderTake).reversed())
-        if let anchor { messages.append(anchor) }
-        messages.append(contentsOf: newer.prefix(newerTake))
-        var result = page(messages, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
-        result.anchor = Page.Anchor(id: anchorID, found: anchor != nil, index: anchor == nil ? nil : olderTake)
+        var rows = MessageRows(conversationID: id)
+        rows.reserveCapacity(olderTake + anchorCount + newerTake)
+        for index in (0..<olderTake).reversed() { rows.append(older, at: index) }
+        if anchorCount == 1 { rows.append(anchor, at: 0) }
+        for index in 0..<newerTake { rows.append(newer, at: index) }
+        var result = page(rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+        result.anchor = Page.Anchor(id: anchorID, found: anchorCount == 1, index: anchorCount == 1 ? olderTake : nil)
         return result
     }
 
     /// Flags from the kept oldest/newest ids: exact and O(1).
-    private func page(_ messages: [Message], in conversation: Conversation,
+    private func page(_ rows: MessageRows, in conversation: Conversation,
                       emptyHasOlder: Bool, emptyHasNewer: Bool) -> Page {
-        guard let first = messages.first, let last = messages.last else {
-            return Page(messages: [], hasOlder: emptyHasOlder, hasNewer: emptyHasNewer, version: conversation.version)
+        guard let first = rows.records.first, let last = rows.records.last else {
+            return Page(rows: rows, hasOlder: emptyHasOlder, hasNewer: emptyHasNewer, version: conversation.version)
         }
-        return Page(messages: messages,
+        return Page(rows: rows,
                     hasOlder: conversation.oldestID.map { $0 < first.id } ?? false,
                     hasNewer: conversation.newestID.map { $0 > last.id } ?? false,
                     version: conversation.version)
@@ -150,52 +150,57 @@ struct StoreReads {
 
     // MARK: - Keyset reads
 
-    private func newest(seq: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> [Message] {
-        var messages = try sqlite { () throws(SQLiteError) in
-            try connection.cachedStatement(sql: """
-                SELECT \(StoredRows.messageColumns) FROM messages
-                WHERE conversation_seq = ? ORDER BY id DESC LIMIT ?
-                """).rows(seq, limit) { StoredRows.message($0, in: conversation) }
-        }
-        messages.reverse()
-        return messages
+    /// The newest `limit` messages, ascending.
+    private func newest(seq: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> MessageRows {
+        var rows = try messageRows(conversation: conversation, capacity: limit, sql: """
+            SELECT \(StoredRows.messageColumns) FROM messages
+            WHERE conversation_seq = ? ORDER BY id DESC LIMIT ?
+            """, seq, limit)
+        rows.reverse()
+        return rows
     }
 
     /// Up to `limit` messages below `id`, closest first (descending).
-    private func below(seq: Int64, id: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> [Message] {
-        try sqlite { () throws(SQLiteError) in
-            try connection.cachedStatement(sql: """
-                SELECT \(StoredRows.messageColumns) FROM messages
-                WHERE conversation_seq = ? AND id < ? ORDER BY id DESC LIMIT ?
-                """).rows(seq, id, limit) { StoredRows.message($0, in: conversation) }
-        }
+    private func below(seq: Int64, id: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> MessageRows {
+        try messageRows(conversation: conversation, capacity: limit, sql: """
+            SELECT \(StoredRows.messageColumns) FROM messages
+            WHERE conversation_seq = ? AND id < ? ORDER BY id DESC LIMIT ?
+            """, seq, id, limit)
     }
 
     /// Up to `limit` messages above `id`, ascending.
-    private func above(seq: Int64, id: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> [Message] {
-        try sqlite { () throws(SQLiteError) in
-            try connection.cachedStatement(sql: """
-                SELECT \(StoredRows.messageColumns) FROM messages
-                WHERE conversation_seq = ? AND id > ? ORDER BY id ASC LIMIT ?
-                """).rows(seq, id, limit) { StoredRows.message($0, in: conversation) }
-        }
+    private func above(seq: Int64, id: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> MessageRows {
+        try messageRows(conversation: conversation, capacity: limit, sql: """
+            SELECT \(StoredRows.messageColumns) FROM messages
+            WHERE conversation_seq = ? AND id > ? ORDER BY id ASC LIMIT ?
+            """, seq, id, limit)
     }
 
     private func between(seq: Int64, after: Int64, before: Int64, limit: Int,
-                         conversation: ConversationID) throws(StoreError) -> [Message] {
-        try sqlite { () throws(SQLiteError) in
-            try connection.cachedStatement(sql: """
-                SELECT \(StoredRows.messageColumns) FROM messages
-                WHERE conversation_seq = ? AND id > ? AND id < ? ORDER BY id ASC LIMIT ?
-                """).rows(seq, after, before, limit) { StoredRows.message($0, in: conversation) }
-        }
+                         conversation: ConversationID) throws(StoreError) -> MessageRows {
+        try messageRows(conversation: conversation, capacity: limit, sql: """
+            SELECT \(StoredRows.messageColumns) FROM messages
+            WHERE conversation_seq = ? AND id > ? AND id < ? ORDER BY id ASC LIMIT ?
+            """, seq, after, before, limit)
     }
 
-    private func one(seq: Int64, id: Int64, conversation: ConversationID) throws(StoreError) -> Message? {
+    /// The message `id` as zero or one rows.
+    private func one(seq: Int64, id: Int64, conversation: ConversationID) throws(StoreError) -> MessageRows {
+        try messageRows(conversation: conversation, capacity: 1, sql: """
+            SELECT \(StoredRows.messageColumns) FROM messages WHERE conversation_seq = ? AND id = ?
+            """, seq, id)
+    }
+
+    /// Runs a cached query selecting `StoredRows.messageColumns` and keeps its rows.
+    private func messageRows(conversation: ConversationID, capacity: Int, sql: String,
+                             _ values: any SQLiteBindable...) throws(StoreError) -> MessageRows {
         try sqlite { () throws(SQLiteError) in
-            try connection.cachedStatement(sql: """
-                SELECT \(StoredRows.messageColumns) FROM messages WHERE conversation_seq = ? AND id = ?
-                """).firstRow(seq, id) { StoredRows.message($0, in: conversation) }
+            var rows = MessageRows(conversationID: conversation)
+            rows.reserveCapacity(capacity)
+            try connection.cachedStatement(sql: sql).run(values) { row throws(SQLiteError) in
+                StoredRows.append(row, to: &rows)
+            }
+            return rows
         }
     }
 

@@ -20,6 +20,16 @@ enum StoredRows {
         )
     }
 
+    /// Columns 0...8 of a message row appended to `rows`, text copied
+    /// straight from SQLite's buffers (no String per column).
+    static func append(_ row: Row, to rows: inout MessageRows) {
+        rows.append(id: row.int64(0), sender: row.textBytes(1), body: row.textBytes(2),
+                    createdAt: Timestamp(millisecondsSinceEpoch: row.int64(3)),
+                    editedAt: row.optionalInt64(4).map(Timestamp.init(millisecondsSinceEpoch:)),
+                    deleted: row.bool(5), replyTo: row.optionalInt64(6),
+                    clientID: row.optionalTextBytes(7), version: row.int64(8))
+    }
+
     /// Columns 0...7 of a conversation row, `seq` first.
     static let conversationColumns =
         "seq, id, title, created_at, message_count, oldest_id, newest_id, version"

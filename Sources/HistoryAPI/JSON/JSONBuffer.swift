@@ -1,0 +1,201 @@
+import HistoryStore
+
+/// A growing byte buffer that JSON is written into through a `ByteCursor`:
+/// room is reserved for a bounded piece (one message, one document head),
+/// then the piece is written with plain pointer stores.
+///
+/// Why not `[UInt8].append`: a page is about a thousand small pieces (keys,
+/// integers, strings), and each `append` checks uniqueness and capacity and
+/// goes through a generic path; in the page profile those appends were the
+/// largest single cost after the kernel's. Here the checks happen once per
+/// piece, against a bound that cannot be exceeded (`ByteCursor` documents
+/// each write's worst case).
+///
+/// ```swift
+/// var buffer = JSONBuffer(capacity: 4096)
+/// buffer.write(atMost: 64) { cursor in cursor.write(#"{"id":"#); cursor.writeInteger(7) }
+/// let bytes = buffer.finish()
+/// ```
+struct JSONBuffer {
+    private var storage: [UInt8]
+    private var count = 0
+
+    init(capacity: Int) {
+        storage = [UInt8](repeating: 0, count: max(capacity, 64))
+    }
+
+    /// Runs `body` with a cursor at the end; `body` writes at most `atMost`
+    /// bytes (checked after it returns, so a wrong bound stops the process
+    /// rather than passing unnoticed).
+    mutating func write(atMost: Int, _ body: (inout ByteCursor) -> Void) {
+        if storage.count - count < atMost {
+            storage.append(contentsOf: repeatElement(0, count: max(atMost, storage.count)))
+        }
+        let offset = count
+        let written = storage.withUnsafeMutableBufferPointer { buffer -> Int in
+            let start = buffer.baseAddress! + offset
+            var cursor = ByteCursor(start)
+            body(&cursor)
+            return cursor.position - start
+        }
+        precondition(written <= atMost, "a JSON piece wrote \(written) bytes, more than its bound \(atMost)")
+        count += written
+    }
+
+    /// The bytes written, without the unused room.
+    consuming func finish() -> [UInt8] {
+        storage.removeSubrange(count...)
+        return storage
+    }
+}
+
+/// A write position in memory reserved by `JSONBuffer.write(atMost:)`.
+/// Each method's comment gives the most it can write, which is what callers
+/// add up for `atMost`.
+struct ByteCursor {
+    private(set) var position: UnsafeMutablePointer<UInt8>
+
+    /// The most a quoted, escaped string of `utf8Count` bytes takes: quotes
+    /// plus six bytes (`\u00XX`) for each byte in the worst case.
+    static func stringBound(_ utf8Count: Int) -> Int { 2 + 6 * utf8Count }
+    /// The most `writeInteger` takes: a sign and 19 digits.
+    static let integerBound = 20
+
+    init(_ position: UnsafeMutablePointer<UInt8>) {
+        self.position = position
+    }
+
+    /// Writes the literal's bytes (its length).
+    @inline(__always)
+    mutating func write(_ literal: StaticString) {
+        let count = literal.utf8CodeUnitCount
+        position.update(from: literal.utf8Start, count: count)
+        position += count
+    }
+
+    /// Writes one byte.
+    @inline(__always)
+    mutating func write(_ byte: UInt8) {
+        position.pointee = byte
+        position += 1
+    }
+
+    /// Writes the bytes as they are (their count).
+    @inline(__always)
+    mutating func write(raw bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress else { return }
+        position.update(from: base, count: bytes.count)
+        position += bytes.count
+    }
+
+    /// `true` or `false` (at most 5).
+    @inline(__always)
+    mutating func writeBool(_ value: Bool) {
+        value ? write("true") : write("false")
+    }
+
+    /// Decimal digits, `Int64.min` included (at most `integerBound`).
+    mutating func writeInteger(_ value: Int64) {
+        if value < 0 { write(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits = 1
+        var scale: UInt64 = 10
+        while digits < 20 && magnitude >= scale {
+            digits += 1
+            scale = scale &* 10
+        }
+        var index = digits
+        repeat {
+            index -= 1
+            position[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+            magnitude /= 10
+        } while index > 0
+        position += digits
+    }
+
+    /// The integer or `null` (at most `integerBound`).
+    mutating func writeOptionalInteger(_ value: Int64?) {
+        if let value { writeInteger(value) } else { write("null") }
+    }
+
+    /// A quoted RFC 3339 time (26).
+    mutating func writeQuotedTimestamp(_ timestamp: Timestamp) {
+        write(UInt8(ascii: "\""))
+        timestamp.writeRFC3339(to: position)
+        position += Timestamp.rfc3339Length
+        write(UInt8(ascii: "\""))
+    }
+
+    /// A JSON string literal of the UTF-8 bytes (at most `stringBound`),
+    /// escaped exactly as `HTTPCore.appendJSONString` escapes (quote,
+    /// backslash, control characters), copying each run of plain bytes at
+    /// once: message bodies are most of a page's bytes.
+    mutating func writeString(_ utf8: UnsafeBufferPointer<UInt8>) {
+        write(UInt8(ascii: "\""))
+        let count = utf8.count
+        guard count > 0, let base = utf8.baseAddress else {
+            write(UInt8(ascii: "\""))
+            return
+        }
+        var runStart = 0
+        var index = 0
+        while index < count {
+            // Eight bytes at a time while none needs escaping (most of a body).
+            if index + 8 <= count,
+               !Self.mayNeedEscape(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) {
+                index += 8
+                continue
+            }
+            let byte = base[index]
+            if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+                index += 1
+                continue
+            }
+            write(raw: UnsafeBufferPointer(start: base + runStart, count: index - runStart))
+            writeEscape(byte)
+            index += 1
+            runStart = index
+        }
+        write(raw: UnsafeBufferPointer(start: base + runStart, count: count - runStart))
+        write(UInt8(ascii: "\""))
+    }
+
+    /// `writeString` of a Swift string (its UTF-8 view, without copying a
+    /// native string).
+    mutating func writeString(_ text: String) {
+        var text = text
+        text.withUTF8 { writeString($0) }
+    }
+
+    /// True when one of the eight bytes may be a control character, `"` or
+    /// `\\` (the classic "has zero byte" bit trick: exact for "none", may
+    /// flag a byte after a real hit, which the byte loop then sorts out).
+    @inline(__always)
+    private static func mayNeedEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let control = (word &- ones &* 0x20) & ~word & highs
+        let quoteWord = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+        let quote = (quoteWord &- ones) & ~quoteWord & highs
+        let backslashWord = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+        let backslash = (backslashWord &- ones) & ~backslashWord & highs
+        return (control | quote | backslash) != 0
+    }
+
+    /// Two bytes for the short escapes, six for `\u00XX`.
+    private mutating func writeEscape(_ byte: UInt8) {
+        write(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""): write(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): write(UInt8(ascii: "\\"))
+        case 0x0A: write(UInt8(ascii: "n"))
+        case 0x0D: write(UInt8(ascii: "r"))
+        case 0x09: write(UInt8(ascii: "t"))
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            write("u00")
+            write(hex.utf8Start[Int(byte >> 4)])
+            write(hex.utf8Start[Int(byte & 0xF)])
+        }
+    }
+}
