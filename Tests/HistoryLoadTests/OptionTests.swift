@@ -62,3 +62,22 @@ struct OptionTests {
         #expect(throws: (any Error).self) { try RunCommand.parse(["--url", "http://127.0.0.1:1", "--clients", "0"]) }
     }
 }
+
+@Suite("Bench rounds")
+struct BenchRoundTests {
+    @Test func theMedianRoundIsTheMiddleRate() {
+        #expect(BenchSuite.medianIndex([15_000, 13_000, 17_000]) == 0)
+        #expect(BenchSuite.medianIndex([9, 1, 5, 7, 3]) == 2)
+        // An even count takes the lower middle one.
+        #expect(BenchSuite.medianIndex([4, 1, 3, 2]) == 3)
+        #expect(BenchSuite.medianIndex([42]) == 0)
+    }
+
+    @Test func ratiosAreMediansShownAsSignedPercentages() {
+        #expect(BenchSuite.median([1.31, 1.08, 1.15]) == 1.15)
+        #expect(BenchSuite.median([1.0, 1.2]) == 1.1)
+        #expect(BenchSuite.percent(1.15) == "+15%")
+        #expect(BenchSuite.percent(0.9) == "-10%")
+        #expect(BenchSuite.percent(1) == "+0%")
+    }
+}

@@ -11,6 +11,10 @@ struct BenchSuite {
         var longPolls = 10_000
         var longPollConversations = 1_000
         var idleConnections = 10_000
+        /// Rounds of the three page rows, run interleaved.
+        var pageRounds = 5
+        /// Unreported page load before the page rows, per warm-up scenario.
+        var warmup: Duration = .seconds(5)
         var progress = true
     }
 
@@ -56,24 +60,51 @@ struct BenchSuite {
                        p99: row?.p99Ms ?? 0, p999: row?.p999Ms ?? 0, note: note(report) + errors + extra)
         }
 
-        let deep = try measure("Deep `before` pages, \(largest.id) (\(Format.grouped(Int(largest.messageCount))) messages)",
-                               plan(.deep, clients: s.clients),
-                               command: "run --url \(url) --scenario deep --clients \(s.clients) --duration \(seconds)",
-                               kind: RequestKind.beforePage.name, allRequests: true) { _ in
-            "\(s.clients) connections; 1 page in 5 is a range page re-checking a deep one"
-        }
-        rows.append(deep)
-        rows.append(try measure("Newest page, \(largest.id)", plan(.newest, clients: s.clients),
-                                command: "run --url \(url) --scenario newest --clients \(s.clients) --duration \(seconds)",
-                                kind: RequestKind.newestPage.name) { report in
-            "\(Format.fixed(deep.rate > 0 ? (report.requestsPerSecond / deep.report.requestsPerSecond - 1) * 100 : 0, 0))% vs deep"
-        })
+        // The three page rows are compared with each other, so they run
+        // interleaved, round by round: on a shared machine the speed drifts
+        // by more than the differences measured, and a slice of each kind
+        // in every round sees about the same drift. Each row shows its
+        // median round; the ratios are medians of the rounds' own ratios.
         let shorts = catalog.short().count
-        rows.append(try measure("Newest page, random short conversation (\(shorts) of them)", plan(.short, clients: s.clients),
-                                command: "run --url \(url) --scenario short --clients \(s.clients) --duration \(seconds)",
-                                kind: RequestKind.newestPage.name) { report in
-            "\(Format.fixed(deep.rate > 0 ? (report.requestsPerSecond / deep.report.requestsPerSecond - 1) * 100 : 0, 0))% vs deep"
-        })
+        let pageRows: [(name: String, scenario: Scenario, kind: String, allRequests: Bool, note: String)] = [
+            ("Deep `before` pages, \(largest.id) (\(Format.grouped(Int(largest.messageCount))) messages)", .deep,
+             RequestKind.beforePage.name, true, "\(s.clients) connections; 1 page in 5 is a range page re-checking a deep one"),
+            ("Newest page, \(largest.id)", .newest, RequestKind.newestPage.name, false, ""),
+            ("Newest page, random short conversation (\(shorts) of them)", .short, RequestKind.newestPage.name, false, ""),
+        ]
+        // A fresh server maps the file's pages in as it first reads them:
+        // one unreported slice of deep and short pages first, so the rounds
+        // measure the steady state of a server that has been up a while.
+        if s.warmup > .zero {
+            for scenario in [Scenario.deep, .short] {
+                var warmup = plan(scenario, clients: s.clients)
+                warmup.duration = s.warmup
+                _ = try measure("warm-up: \(scenario.rawValue) pages for \(Format.fixed(s.warmup.secondsDouble, 0)) s", warmup,
+                                command: "", kind: RequestKind.beforePage.name) { _ in "" }
+            }
+        }
+        var rounds: [[Row]] = Array(repeating: [], count: pageRows.count)
+        for round in 1...s.pageRounds {
+            for (index, page) in pageRows.enumerated() {
+                let label = s.pageRounds > 1 ? "\(page.name), round \(round) of \(s.pageRounds)" : page.name
+                rounds[index].append(try measure(label, plan(page.scenario, clients: s.clients),
+                                                 command: "run --url \(url) --scenario \(page.scenario.rawValue) --clients \(s.clients) --duration \(seconds)",
+                                                 kind: page.kind, allRequests: page.allRequests) { _ in page.note })
+            }
+        }
+        for (index, page) in pageRows.enumerated() {
+            var row = rounds[index][Self.medianIndex(rounds[index].map(\.rate))]
+            row.name = page.name
+            if index > 0 {
+                let ratios = zip(rounds[index], rounds[0]).map { $0.rate / max($1.rate, 1) }
+                row.note = "\(Self.percent(Self.median(ratios))) vs deep (median of \(s.pageRounds) rounds: "
+                    + ratios.map(Self.percent).joined(separator: ", ") + ")"
+            } else if s.pageRounds > 1 {
+                row.note += "; median of \(s.pageRounds) rounds: " + rounds[0].map { Format.grouped(Int($0.rate.rounded())) }.joined(separator: ", ")
+            }
+            rows.append(row)
+        }
+        let deep = rows[0]
         var posts = plan(.post, clients: s.posters)
         posts.settings.liveConversations = max(1, min(64, catalog.entries.count))
         rows.append(try measure("Appends, \(s.posters) posters", posts,
@@ -109,6 +140,22 @@ struct BenchSuite {
                 + "\(Format.fixed(deep.rate > 0 ? (report.requestsPerSecond / deep.report.requestsPerSecond - 1) * 100 : 0, 1))% throughput vs no idle"
         })
         return rows
+    }
+
+    /// The index of the median rate (the lower middle one of an even count).
+    static func medianIndex(_ rates: [Double]) -> Int {
+        rates.indices.sorted { rates[$0] < rates[$1] }[(rates.count - 1) / 2]
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+
+    /// A ratio as a signed percentage difference: 1.05 is "+5%".
+    static func percent(_ ratio: Double) -> String {
+        let value = (ratio - 1) * 100
+        return (value >= 0 ? "+" : "") + Format.fixed(value, 0) + "%"
     }
 
     static func markdown(_ rows: [Row]) -> String {

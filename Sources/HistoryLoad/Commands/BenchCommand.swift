@@ -7,7 +7,8 @@ struct BenchCommand: ParsableCommand {
         abstract: "Run the fixed benchmark suite and print README's performance table (Markdown).",
         discussion: """
             Rows: deep `before` pages of the largest conversation, its newest page, the newest page of a \
-            random short conversation, appends with 64 posters, post-to-delivery latency with parked \
+            random short conversation (those three interleaved in --page-rounds rounds, each row showing \
+            its median round), appends with 64 posters, post-to-delivery latency with parked \
             long-polls, and deep pages again with idle keep-alive connections held open. Seed first, \
             e.g. `history-load seed --direct data/history.sqlite --conversations 1000 --messages 1000000`. \
             Each row checks the answers like `run` does.
@@ -35,6 +36,12 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Idle keep-alive connections of the last row (the server's --max-connections must allow them).")
     var idle: Int = 10_000
 
+    @Option(help: "Rounds of the three page rows, run interleaved so their ratios compare like with like.")
+    var pageRounds: Int = 5
+
+    @Option(help: "Unreported deep and short page load before the page rows, so they measure a warm server.")
+    var warmup: DurationArgument = DurationArgument(.seconds(5))
+
     @Option(help: "Also write every row's full report as JSON to this file.")
     var json: String?
 
@@ -42,7 +49,7 @@ struct BenchCommand: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        guard clients >= 1, posters >= 1, longPolls >= 1, longPollConversations >= 1, idle >= 0 else {
+        guard clients >= 1, posters >= 1, longPolls >= 1, longPollConversations >= 1, idle >= 0, pageRounds >= 1 else {
             throw ValidationError("Counts must be positive.")
         }
     }
@@ -50,7 +57,7 @@ struct BenchCommand: ParsableCommand {
     func run() throws {
         let suite = BenchSuite(settings: .init(endpoint: url, duration: duration.duration, clients: clients, posters: posters,
                                                longPolls: longPolls, longPollConversations: longPollConversations,
-                                               idleConnections: idle, progress: !quiet))
+                                               idleConnections: idle, pageRounds: pageRounds, warmup: warmup.duration, progress: !quiet))
         let rows = try suite.run { if !quiet { ProgressPrinter.stderr($0 + "\n") } }
         print(BenchSuite.markdown(rows))
         if let json {
