@@ -18,12 +18,16 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The target before `?`, still percent-encoded.
+    ///
+    /// Searched on UTF-8 bytes (an ASCII `?` is never inside a multi-byte
+    /// character): the Character search does grapheme breaking and showed
+    /// up in the page profile.
     public var path: Substring {
-        target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
+        target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? target[...]
     }
 
     /// The target after `?`, nil when there is no `?`.
     public var query: Substring? {
-        target.firstIndex(of: "?").map { target[target.index(after: $0)...] }
+        target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[target.utf8.index(after: $0)...] }
     }
 }

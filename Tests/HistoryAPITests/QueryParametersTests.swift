@@ -50,4 +50,17 @@ struct QueryParametersTests {
             #expect(DecimalParser.seconds(bad) == nil, "\(bad)")
         }
     }
+
+    @Test func piecesSplitOnTheSeparatorByteLikeSplit() {
+        let samples = ["", "&", "a", "a&b", "&a&&b&", "x=1&é=ü&😀=2", "/v1/conversations/c/messages", "//x//"]
+        for sample in samples {
+            let text = Substring(sample)
+            #expect(text.pieces(separatedBy: UInt8(ascii: "&"), omittingEmpty: true)
+                    == text.split(separator: "&", omittingEmptySubsequences: true), "\(sample)")
+            #expect(text.pieces(separatedBy: UInt8(ascii: "/"), omittingEmpty: false)
+                    == text.split(separator: "/", omittingEmptySubsequences: false), "\(sample)")
+        }
+        // A separator followed by a combining mark is still a separator byte.
+        #expect(Substring("a&\u{301}b").pieces(separatedBy: UInt8(ascii: "&"), omittingEmpty: true) == ["a", "\u{301}b"])
+    }
 }

@@ -17,9 +17,9 @@ public struct QueryParameters: Sendable {
             pairs = []
             return
         }
-        pairs = query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
-            if let equals = pair.firstIndex(of: "=") {
-                return (pair[..<equals], pair[pair.index(after: equals)...])
+        pairs = query.pieces(separatedBy: UInt8(ascii: "&"), omittingEmpty: true).map { pair in
+            if let equals = pair.utf8.firstIndex(of: UInt8(ascii: "=")) {
+                return (pair[..<equals], pair[pair.utf8.index(after: equals)...])
             }
             return (pair, pair[pair.endIndex...])
         }

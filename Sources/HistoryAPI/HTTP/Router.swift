@@ -96,23 +96,22 @@ public struct Router: Sendable {
         }
     }
 
+    /// Each segment is percent-decoded once (nil when malformed), then
+    /// compared with the routes of as many segments.
     private func match(_ path: Substring) -> (Route, [String?])? {
-        guard path.first == "/" else { return nil }
-        let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        guard path.utf8.first == UInt8(ascii: "/") else { return nil }
+        let raw = path[path.utf8.index(after: path.startIndex)...].pieces(separatedBy: UInt8(ascii: "/"), omittingEmpty: false)
+        guard !raw.contains(where: \.isEmpty) else { return nil }
+        let segments = raw.map { QueryParameters.percentDecoded($0, plusIsSpace: false) }
         for route in routes where route.pattern.count == segments.count {
             var parameters: [String?] = []
             var matches = true
             for (segment, pattern) in zip(segments, route.pattern) {
-                guard !segment.isEmpty else {
-                    matches = false
-                    break
-                }
-                let decoded = QueryParameters.percentDecoded(segment, plusIsSpace: false)
                 switch pattern {
                 case .literal(let literal):
-                    if decoded != literal { matches = false }
+                    matches = segment == literal
                 case .parameter:
-                    parameters.append(decoded)
+                    parameters.append(segment)
                 }
                 if !matches { break }
             }
@@ -123,7 +122,7 @@ public struct Router: Sendable {
 
     /// `http://host:port/path` (absolute-form, RFC 9112 §3.2.2) becomes `/path`.
     static func originFormPath(_ path: Substring) -> Substring {
-        guard path.first != "/" else { return path }
+        guard path.utf8.first != UInt8(ascii: "/") else { return path }
         for scheme in ["http://", "https://"] where path.count > scheme.count && path.lowercased().hasPrefix(scheme) {
             let afterScheme = path.dropFirst(scheme.count)
             return afterScheme.firstIndex(of: "/").map { afterScheme[$0...] } ?? "/"

@@ -1,0 +1,22 @@
+extension Substring {
+    /// The pieces between `separator` bytes, found on UTF-8 bytes the way
+    /// RFC 3986 delimits paths and queries: an ASCII separator is never
+    /// part of a multi-byte character, so this is `split(separator:)`
+    /// without its grapheme breaking (which showed up in the page profile),
+    /// and it also splits at a separator followed by a combining mark,
+    /// where a Character-wise split would see one `Character`.
+    func pieces(separatedBy separator: UInt8, omittingEmpty: Bool) -> [Substring] {
+        var pieces: [Substring] = []
+        var start = utf8.startIndex
+        var index = start
+        while index != utf8.endIndex {
+            if utf8[index] == separator {
+                if !omittingEmpty || start != index { pieces.append(self[start..<index]) }
+                start = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
+        }
+        if !omittingEmpty || start != utf8.endIndex { pieces.append(self[start...]) }
+        return pieces
+    }
+}
