@@ -51,6 +51,13 @@ public final class SQLiteHistoryStore: HistoryStore {
             try connection.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds)
             // Page size can only change before the first table exists, and
             // not at all in WAL mode: set it for a new file, before WAL.
+            // 8 KiB rather than 4 KiB, measured over HTTP on the same seeded
+            // data: 4 KiB pages made appends cheaper (64 posters in 64
+            // conversations 8,967-10,543/s p99 14-17 ms against 7,694-8,937/s
+            // p99 18-23 ms: each commit writes half the bytes per touched
+            // page) but deep pages dearer (server CPU per page +5% to +12%,
+            // p99 4.9-5.5 ms against 4.1-4.6 ms: a page of 50 messages spans
+            // more leaves); reading pages is what this store is for.
             if try connection.scalarInt64(sql: "PRAGMA page_count") == 0 {
                 try connection.execute(sql: "PRAGMA page_size = 8192")
             }
