@@ -60,17 +60,29 @@ struct BenchSuite {
                        p99: row?.p99Ms ?? 0, p999: row?.p999Ms ?? 0, note: note(report) + errors + extra)
         }
 
-        // The three page rows are compared with each other, so they run
+        // The page rows are compared with each other, so they run
         // interleaved, round by round: on a shared machine the speed drifts
         // by more than the differences measured, and a slice of each kind
         // in every round sees about the same drift. Each row shows its
-        // median round; the ratios are medians of the rounds' own ratios.
+        // median round; the ratios are medians of the rounds' own ratios
+        // against the same round's deep pages. The deep pages with idle
+        // connections open are one of them (their row comes last).
         let shorts = catalog.short().count
-        let pageRows: [(name: String, scenario: Scenario, kind: String, allRequests: Bool, note: String)] = [
-            ("Deep `before` pages, \(largest.id) (\(Format.grouped(Int(largest.messageCount))) messages)", .deep,
+        var idle = plan(.deep, clients: s.clients)
+        idle.idleConnections = s.idleConnections
+        let pageRows: [(name: String, plan: LoadPlan, command: String, kind: String, allRequests: Bool, note: String)] = [
+            ("Deep `before` pages, \(largest.id) (\(Format.grouped(Int(largest.messageCount))) messages)", plan(.deep, clients: s.clients),
+             "run --url \(url) --scenario deep --clients \(s.clients) --duration \(seconds)",
              RequestKind.beforePage.name, true, "\(s.clients) connections; 1 page in 5 is a range page re-checking a deep one"),
-            ("Newest page, \(largest.id)", .newest, RequestKind.newestPage.name, false, ""),
-            ("Newest page, random short conversation (\(shorts) of them)", .short, RequestKind.newestPage.name, false, ""),
+            ("Newest page, \(largest.id)", plan(.newest, clients: s.clients),
+             "run --url \(url) --scenario newest --clients \(s.clients) --duration \(seconds)",
+             RequestKind.newestPage.name, false, ""),
+            ("Newest page, random short conversation (\(shorts) of them)", plan(.short, clients: s.clients),
+             "run --url \(url) --scenario short --clients \(s.clients) --duration \(seconds)",
+             RequestKind.newestPage.name, false, ""),
+            ("Deep pages with \(Format.grouped(s.idleConnections)) idle keep-alive connections open", idle,
+             "run --url \(url) --scenario deep --clients \(s.clients) --connections \(s.idleConnections) --duration \(seconds)",
+             RequestKind.beforePage.name, true, ""),
         ]
         // A fresh server maps the file's pages in as it first reads them:
         // one unreported slice of deep and short pages first, so the rounds
@@ -87,24 +99,29 @@ struct BenchSuite {
         for round in 1...s.pageRounds {
             for (index, page) in pageRows.enumerated() {
                 let label = s.pageRounds > 1 ? "\(page.name), round \(round) of \(s.pageRounds)" : page.name
-                rounds[index].append(try measure(label, plan(page.scenario, clients: s.clients),
-                                                 command: "run --url \(url) --scenario \(page.scenario.rawValue) --clients \(s.clients) --duration \(seconds)",
-                                                 kind: page.kind, allRequests: page.allRequests) { _ in page.note })
+                rounds[index].append(try measure(label, page.plan, command: page.command, kind: page.kind,
+                                                 allRequests: page.allRequests) { _ in page.note })
             }
         }
+        var pageResults: [Row] = []
         for (index, page) in pageRows.enumerated() {
             var row = rounds[index][Self.medianIndex(rounds[index].map(\.rate))]
             row.name = page.name
-            if index > 0 {
-                let ratios = zip(rounds[index], rounds[0]).map { $0.rate / max($1.rate, 1) }
-                row.note = "\(Self.percent(Self.median(ratios))) vs deep (median of \(s.pageRounds) rounds: "
-                    + ratios.map(Self.percent).joined(separator: ", ") + ")"
-            } else if s.pageRounds > 1 {
+            let ratios = zip(rounds[index], rounds[0]).map { $0.rate / max($1.rate, 1) }
+            let perRound = "(median of \(s.pageRounds) rounds: " + ratios.map(Self.percent).joined(separator: ", ") + ")"
+            switch index {
+            case 0 where s.pageRounds > 1:
                 row.note += "; median of \(s.pageRounds) rounds: " + rounds[0].map { Format.grouped(Int($0.rate.rounded())) }.joined(separator: ", ")
+            case 0:
+                break
+            case pageRows.count - 1:
+                row.note = "\(row.report.idleConnectionsOpen) idle open; \(Self.percent(Self.median(ratios))) throughput vs no idle " + perRound
+            default:
+                row.note = "\(Self.percent(Self.median(ratios))) vs deep " + perRound
             }
-            rows.append(row)
+            pageResults.append(row)
         }
-        let deep = rows[0]
+        rows.append(contentsOf: pageResults.dropLast())
         var posts = plan(.post, clients: s.posters)
         posts.settings.liveConversations = max(1, min(64, catalog.entries.count))
         rows.append(try measure("Appends, \(s.posters) posters", posts,
@@ -131,14 +148,7 @@ struct BenchSuite {
         let deliveries = Double(delivery.report.kinds.first { $0.kind == RequestKind.delivery.name }?.count ?? 0)
         delivery.rate = deliveries / max(0.001, delivery.report.durationSeconds - Double(warmup) / 1e9)
         rows.append(delivery)
-        var idle = plan(.deep, clients: s.clients)
-        idle.idleConnections = s.idleConnections
-        rows.append(try measure("Deep pages with \(Format.grouped(s.idleConnections)) idle keep-alive connections open", idle,
-                                command: "run --url \(url) --scenario deep --clients \(s.clients) --connections \(s.idleConnections) --duration \(seconds)",
-                                kind: RequestKind.beforePage.name, allRequests: true) { report in
-            "\(report.idleConnectionsOpen) idle open; "
-                + "\(Format.fixed(deep.rate > 0 ? (report.requestsPerSecond / deep.report.requestsPerSecond - 1) * 100 : 0, 1))% throughput vs no idle"
-        })
+        rows.append(pageResults.last!)
         return rows
     }
 

@@ -7,9 +7,9 @@ struct BenchCommand: ParsableCommand {
         abstract: "Run the fixed benchmark suite and print README's performance table (Markdown).",
         discussion: """
             Rows: deep `before` pages of the largest conversation, its newest page, the newest page of a \
-            random short conversation (those three interleaved in --page-rounds rounds, each row showing \
-            its median round), appends with 64 posters, post-to-delivery latency with parked \
-            long-polls, and deep pages again with idle keep-alive connections held open. Seed first, \
+            random short conversation, deep pages again with idle keep-alive connections held open (those \
+            four interleaved in --page-rounds rounds, each row showing its median round), appends with 64 posters, post-to-delivery latency with parked \
+            long-polls. Seed first, \
             e.g. `history-load seed --direct data/history.sqlite --conversations 1000 --messages 1000000`. \
             Each row checks the answers like `run` does.
             """
@@ -36,7 +36,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Idle keep-alive connections of the last row (the server's --max-connections must allow them).")
     var idle: Int = 10_000
 
-    @Option(help: "Rounds of the three page rows, run interleaved so their ratios compare like with like.")
+    @Option(help: "Rounds of the four page rows, run interleaved so their ratios compare like with like.")
     var pageRounds: Int = 5
 
     @Option(help: "Unreported deep and short page load before the page rows, so they measure a warm server.")
