@@ -111,9 +111,15 @@ public struct MessageRows: Sendable {
         records.removeLast()
     }
 
+    /// Room for `count` records and their text at a typical size (a
+    /// message of a few hundred bytes), so a page's buffer is not regrown
+    /// a dozen times while it fills.
     mutating func reserveCapacity(_ count: Int) {
         records.reserveCapacity(count)
+        text.reserveCapacity(count * Self.typicalTextBytes)
     }
+
+    private static let typicalTextBytes = 256
 
     // MARK: - Private
 
