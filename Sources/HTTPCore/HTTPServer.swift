@@ -114,7 +114,7 @@ public final class HTTPServer: Sendable {
     }
 
     /// Over `maximumConnections`: one small 503 written without waiting (it
-    /// fits any socket buffer), then close.
+    /// fits any socket buffer), then close without a reset.
     private func reject(_ socket: Socket) {
         let shuttingDown = state.withLock { $0.shuttingDown }
         let response = shuttingDown
@@ -125,10 +125,22 @@ public final class HTTPServer: Sendable {
         ResponseSerializer.append(response, omitBody: false, connection: .close, to: &bytes)
         let written = bytes.withUnsafeBytes { try? socket.send($0) } ?? nil
         socket.shutdownOutput()
+        Self.discardReceivedInput(socket)
         socket.close()
         if written == bytes.count {
             observer?.exchangeCompleted(HTTPExchange(method: "", target: "", status: 503, bytes: response.body.count,
                                                      microseconds: 0, route: nil))
+        }
+    }
+
+    /// Reads away what the client already sent (up to 64 KiB, without
+    /// waiting): closing a socket with unread input makes the kernel answer
+    /// with a reset, which can destroy the 503 before the client reads it.
+    private static func discardReceivedInput(_ socket: Socket) {
+        withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: 1) { buffer in
+            for _ in 0..<4 {
+                guard let count = (try? socket.receive(into: buffer)) ?? nil, count > 0 else { return }
+            }
         }
     }
 

@@ -63,6 +63,26 @@ struct RobustnessTests {
         }
     }
 
+    /// A client that sends its request at once, before the server has even
+    /// accepted it, must still read the 503: closing a socket with unread
+    /// input makes the kernel send a reset, which can destroy the answer
+    /// before the client reads it.
+    @Test func aRefusedClientThatAlreadySentItsRequestReadsThe503() throws {
+        try withRunningServer(maximumConnections: 1) { running in
+            let first = try running.client()
+            defer { first.close() }
+            #expect(try first.request(get("/1")).status == 200)
+            for attempt in 0..<50 {
+                let refused = try running.client()
+                defer { refused.close() }
+                try refused.sendRaw("GET /refused-\(attempt) HTTP/1.1\r\nHost: x\r\n\r\n")
+                let answer = try refused.receive()
+                #expect(answer.status == 503, "attempt \(attempt)")
+                #expect(answer.bodyText.contains("too_many_connections"))
+            }
+        }
+    }
+
     @Test func aStalledClientDoesNotDelayAnother() throws {
         try withRunningServer { running in
             let stalled = try running.client()
