@@ -10,7 +10,7 @@ struct GuaranteeTests {
             let c = cid("c")
             try await store.make("c")
             try store.seed(600, to: "c")
-            let appenders = Task.detached {
+            let appenders = onBackgroundThread {
                 onThreads(4) { thread in
                     for index in 0..<150 {
                         _ = store.appendBlocking(NewMessage(sender: "t\(thread)", body: "\(index)"), to: c)
@@ -40,7 +40,7 @@ struct GuaranteeTests {
                 upward += page.messages.map(\.id)
                 pages += 1
             }
-            await appenders.value
+            await appenders.finished()
 
             let final = try store.allIDs(of: "c")
             #expect(final.count == 1200)
@@ -58,7 +58,7 @@ struct GuaranteeTests {
             let c = cid("c")
             try await store.make("c")
             let finished = Locked(false)
-            let appenders = Task.detached {
+            let appenders = onBackgroundThread {
                 onThreads(8) { thread in
                     for index in 0..<60 {
                         _ = store.appendBlocking(NewMessage(sender: "t\(thread)", body: "\(index)"), to: c)
@@ -81,7 +81,7 @@ struct GuaranteeTests {
                 }
                 highest = max(highest, ids.last ?? 0)
             }
-            await appenders.value
+            await appenders.finished()
             #expect(lateLowerIDs.isEmpty)
             #expect(!seen.isEmpty)
             #expect(try store.conversation(c).messageCount == 480)

@@ -120,6 +120,30 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     group.wait()
 }
 
+/// Runs `body` on a thread of its own, not on Swift's cooperative pool: a
+/// blocking body there takes one of the pool's few threads (two on a
+/// 2-core machine), and with other tests blocking the rest, work this test
+/// waits for may not run at all (a wait test timed out all 200 of its waits
+/// that way in CI). `finished()` awaits the end without blocking.
+func onBackgroundThread(_ body: @escaping @Sendable () -> Void) -> BackgroundThread {
+    let handle = BackgroundThread()
+    Thread {
+        body()
+        handle.done.withLock { $0 = true }
+    }.start()
+    return handle
+}
+
+final class BackgroundThread: Sendable {
+    fileprivate let done = Locked(false)
+
+    func finished() async {
+        while !done.value { try? await Task.sleep(for: .milliseconds(5)) }
+    }
+
+    var isFinished: Bool { done.value }
+}
+
 /// Polls `condition` every 5 ms for at most `seconds`; returns whether it held.
 func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds)

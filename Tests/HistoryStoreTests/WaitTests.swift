@@ -120,7 +120,7 @@ struct WaitTests {
             try await store.make("c")
             let timedOut = Locked(0)
             let answered = Locked(0)
-            let appender = Task.detached {
+            let appender = onBackgroundThread {
                 for index in 0..<200 {
                     _ = store.appendBlocking(NewMessage(sender: "s", body: "\(index)"), to: cid("c"))
                 }
@@ -133,7 +133,7 @@ struct WaitTests {
                     if outcome != .changed { timedOut.withLock { $0 += 1 } }
                 }
             }
-            await appender.value
+            await appender.finished()
             #expect(await eventually(within: 25) { store.parkedWaitCount == 0 })
             #expect(timedOut.value == 0)
             #expect(answered.value > 0)
