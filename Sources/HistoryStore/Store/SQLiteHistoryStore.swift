@@ -240,6 +240,12 @@ public final class SQLiteHistoryStore: HistoryStore {
         return loaded.ids
     }
 
+    /// Runs `body` with the writer's connection on the writer queue (tests
+    /// that force storage failures; nothing in the store calls it).
+    func withWriterConnection<T>(_ body: (Connection) -> T) -> T {
+        writer.withConnection(body)
+    }
+
     /// `PRAGMA integrity_check`: `["ok"]` for a sound file, else SQLite's findings.
     public func checkIntegrity() throws(StoreError) -> [String] {
         guard !isClosed.load(ordering: .acquiring) else { throw .closed }

@@ -49,6 +49,12 @@ final class Writer: @unchecked Sendable {
         return queue.sync(execute: body)
     }
 
+    /// Runs `body` with the writing connection, on the writer queue: for
+    /// tests that must reach below the store, e.g. to make the file full.
+    func withConnection<T>(_ body: (Connection) -> T) -> T {
+        sync { body(connection) }
+    }
+
     /// Closes the connection, after whatever the queue is running.
     func close() {
         sync { connection.close() }
