@@ -25,6 +25,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let notImplemented = HTTPStatus(code: 501, reason: "Not Implemented")
     public static let serviceUnavailable = HTTPStatus(code: 503, reason: "Service Unavailable")
     public static let httpVersionNotSupported = HTTPStatus(code: 505, reason: "HTTP Version Not Supported")
+    public static let insufficientStorage = HTTPStatus(code: 507, reason: "Insufficient Storage")
 
     public var description: String { "\(code) \(reason)" }
 }

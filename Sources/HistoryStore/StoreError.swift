@@ -1,3 +1,5 @@
+import CSQLite
+
 /// Every way a store operation can fail, as values a caller can switch on.
 ///
 /// The server maps each case to one HTTP status and error code, in one place
@@ -23,4 +25,12 @@ public enum StoreError: Error, Hashable, Sendable {
     case migration(reason: String)
     /// The store was closed; nothing more is accepted.
     case closed
+
+    /// SQLite could not grow the file (`SQLITE_FULL`: the disk or the
+    /// file's page limit is full). A caller can tell the client to retry
+    /// once an operator made room, instead of reporting a bug.
+    public var isStorageFull: Bool {
+        guard case .storage(let code, _) = self else { return false }
+        return code & 0xFF == SQLITE_FULL
+    }
 }

@@ -132,6 +132,11 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
                             message: "since (\(requested)) is greater than the conversation's version (\(current))")
         case .invalid(let field, let reason):
             self = .invalidField(Self.code(forField: field), "\(field) \(reason)")
+        case .storage where error.isStorageFull:
+            // RFC 4918 §11.5: the server cannot store what the request needs.
+            // Not a bug of ours nor of the client's: retry once there is room.
+            self = APIError(.insufficientStorage, code: "insufficient_storage",
+                            message: "the server's storage is full; the request was not applied")
         case .storage:
             self = APIError(.internalServerError, code: "internal_error", message: "the store failed; the request was not applied")
         case .migration:
