@@ -95,6 +95,21 @@ struct HistoryClientErrorTests {
         }
     }
 
+    @Test func aFullDiskIsTransient() async throws {
+        let answer = HTTPResponse.error(HTTPStatus(code: 507, reason: "Insufficient Storage"),
+                                        code: "insufficient_storage", message: "the server's storage is full")
+        try await withFixedServer(answer) { client in
+            do {
+                _ = try await client.health()
+                Issue.record("expected a failure")
+            } catch let error as HistoryClientError {
+                #expect(error.code == .insufficientStorage)
+                #expect(error.status == 507)
+                #expect(error.isTransient)
+            }
+        }
+    }
+
     @Test func noServerIsATransportError() async throws {
         // Bind a port, then free it: nothing listens there any more.
         let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0),

@@ -34,15 +34,17 @@ public enum HistoryClientError: Error, Sendable, CustomStringConvertible {
     }
 
     /// Whether the same request may succeed later unchanged: no answer at all,
-    /// or a server that is restarting, overloaded or between stores. The event
-    /// stream reconnects on these and gives up on the others.
+    /// or a server that is restarting, overloaded, between stores or out of
+    /// disk (507: nothing was stored, and a post retried with its
+    /// `client_id` is stored once). The event stream reconnects on these and
+    /// gives up on the others.
     public var isTransient: Bool {
         switch self {
         case .transport:
             true
         case .server(let error):
             error.status == 503 || error.status == 502 || error.status == 504 || error.status == 408
-                || error.code == .internalError
+                || error.status == 507 || error.code == .internalError
         case .undecodableResponse(let status, _):
             status == 502 || status == 503 || status == 504
         case .invalidRequest:

@@ -60,4 +60,6 @@ public struct HistoryErrorCode: RawRepresentable, Hashable, Sendable, CustomStri
     public static let tooManyConnections: HistoryErrorCode = "too_many_connections"
     public static let shuttingDown: HistoryErrorCode = "shutting_down"
     public static let storeUnavailable: HistoryErrorCode = "store_unavailable"
+    /// 507: the server's disk is full; nothing was stored.
+    public static let insufficientStorage: HistoryErrorCode = "insufficient_storage"
 }
