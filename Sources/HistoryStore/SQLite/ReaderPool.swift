@@ -18,11 +18,13 @@ import Foundation
 ///   out to the one thread running `read`'s body, so no two threads ever use
 ///   the same (NOMUTEX) connection at once;
 /// - a connection checked in after `close()` is closed by that returning
-///   thread, which is its only user.
+///   thread, which is its only user;
+/// - `checkedOut` counts the connections outside `idle`, under `condition`.
 final class ReaderPool: @unchecked Sendable {
     private let condition = NSCondition()
     private var idle: [Connection]
     private var isClosed = false
+    private var checkedOut = 0
 
     init(connections: [Connection]) {
         precondition(!connections.isEmpty, "a reader pool needs at least one connection")
@@ -36,8 +38,10 @@ final class ReaderPool: @unchecked Sendable {
         return try body(connection)
     }
 
-    /// Closes the idle connections now and the busy ones as they come back;
-    /// later reads fail `.closed`.
+    /// Closes the idle connections now and waits for the busy ones to come
+    /// back (their threads close them), so that when it returns no read is
+    /// still running on the file; later reads fail `.closed`. Must not be
+    /// called from inside `read` (it would wait for itself).
     func close() {
         condition.lock()
         isClosed = true
@@ -46,6 +50,9 @@ final class ReaderPool: @unchecked Sendable {
         condition.broadcast()
         condition.unlock()
         for connection in closing { connection.close() }
+        condition.lock()
+        while checkedOut > 0 { condition.wait() }
+        condition.unlock()
     }
 
     private func checkOut() throws(StoreError) -> Connection {
@@ -54,7 +61,10 @@ final class ReaderPool: @unchecked Sendable {
         while true {
             if isClosed { throw .closed }
             // LIFO: the most recently used connection has the warmest page cache.
-            if let connection = idle.popLast() { return connection }
+            if let connection = idle.popLast() {
+                checkedOut += 1
+                return connection
+            }
             condition.wait()
         }
     }
@@ -64,8 +74,14 @@ final class ReaderPool: @unchecked Sendable {
         if isClosed {
             condition.unlock()
             connection.close()
+            condition.lock()
+            checkedOut -= 1
+            // `close()` may be waiting for this one.
+            condition.broadcast()
+            condition.unlock()
             return
         }
+        checkedOut -= 1
         idle.append(connection)
         condition.signal()
         condition.unlock()
