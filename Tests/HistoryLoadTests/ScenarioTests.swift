@@ -69,6 +69,36 @@ struct ScenarioTests {
     }
 }
 
+@Suite("Bench suite against history-server", .serialized)
+struct BenchSuiteTests {
+    /// The whole suite at toy sizes: every row present in its order, the
+    /// page rows' notes built from their rounds, nothing violated.
+    @Test func theSuiteProducesEveryRowInRounds() throws {
+        try withSeededServer { server, _ in
+            let settings = BenchSuite.Settings(endpoint: server.endpoint, duration: .milliseconds(400), clients: 2, posters: 4,
+                                               longPolls: 20, longPollConversations: 5, idleConnections: 10,
+                                               pageRounds: 2, warmup: .milliseconds(200), progress: false)
+            let rows = try BenchSuite(settings: settings).run { _ in }
+            #expect(rows.count == 6)
+            let names = rows.map(\.name)
+            #expect(names[0].hasPrefix("Deep `before` pages, load-0000"))
+            #expect(names[1] == "Newest page, load-0000")
+            #expect(names[2].hasPrefix("Newest page, random short conversation"))
+            #expect(names[3] == "Appends, 4 posters")
+            #expect(names[4].hasPrefix("Post-to-delivery, 20 long-polls"))
+            #expect(names[5] == "Deep pages with 10 idle keep-alive connections open")
+            #expect(rows[0].note.contains("median of 2 rounds: "))
+            #expect(rows[1].note.contains(" vs deep (median of 2 rounds: "))
+            #expect(rows[5].note.hasPrefix("10 idle open; "))
+            #expect(rows.allSatisfy { $0.report.passed }, "\(rows.map(\.note))")
+            // Pages and appends always flow; deliveries in 0.4 s depend on the machine's load.
+            #expect([0, 1, 2, 3, 5].allSatisfy { rows[$0].rate > 0 })
+            let markdown = BenchSuite.markdown(rows)
+            #expect(markdown.split(separator: "\n").filter { $0.hasPrefix("| ") }.count == 7)
+        }
+    }
+}
+
 @Suite("Seeding", .serialized)
 struct SeedTests {
     @Test func directSeedLoadsTheExactCounts() throws {
