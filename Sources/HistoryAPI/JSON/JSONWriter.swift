@@ -38,12 +38,8 @@ public enum JSONWriter {
             cursor.writeQuotedTimestamp(conversation.createdAt)
             cursor.write(#","message_count":"#)
             cursor.writeInteger(conversation.messageCount)
-            cursor.write(#","oldest_id":"#)
-            cursor.writeOptionalInteger(conversation.oldestID)
-            cursor.write(#","newest_id":"#)
-            cursor.writeOptionalInteger(conversation.newestID)
-            cursor.write(#","version":"#)
-            cursor.writeInteger(conversation.version)
+            writeEdges(oldestID: conversation.oldestID, newestID: conversation.newestID,
+                       version: conversation.version, to: &cursor)
             cursor.write(UInt8(ascii: "}"))
         }
         return buffer.finish()
@@ -79,12 +75,7 @@ public enum JSONWriter {
                     cursor.writeBool(page.hasOlder)
                     cursor.write(#","has_newer":"#)
                     cursor.writeBool(page.hasNewer)
-                    cursor.write(#","oldest_id":"#)
-                    cursor.writeOptionalInteger(page.oldestID)
-                    cursor.write(#","newest_id":"#)
-                    cursor.writeOptionalInteger(page.newestID)
-                    cursor.write(#","version":"#)
-                    cursor.writeInteger(page.version)
+                    writeEdges(oldestID: page.oldestID, newestID: page.newestID, version: page.version, to: &cursor)
                     if let anchor = page.anchor {
                         cursor.write(#","anchor":{"id":"#)
                         cursor.writeInteger(anchor.id)
@@ -215,6 +206,17 @@ public enum JSONWriter {
         cursor.write(#","version":"#)
         cursor.writeInteger(record.version)
         cursor.write(UInt8(ascii: "}"))
+    }
+
+    /// `,"oldest_id":…,"newest_id":…,"version":…`: a conversation and a
+    /// page end alike, so a client reads the cursors the same way from both.
+    private static func writeEdges(oldestID: Int64?, newestID: Int64?, version: Int64, to cursor: inout ByteCursor) {
+        cursor.write(#","oldest_id":"#)
+        cursor.writeOptionalInteger(oldestID)
+        cursor.write(#","newest_id":"#)
+        cursor.writeOptionalInteger(newestID)
+        cursor.write(#","version":"#)
+        cursor.writeInteger(version)
     }
 
     /// From `created_at` up to the value of `client_id`, shared by both message writers.
