@@ -162,8 +162,10 @@ struct JSONWriterTests {
         for _ in 0..<2_000 {
             let length = Int.random(in: 0..<100, using: &generator)
             let text = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
-            var ours: [UInt8] = []
-            JSONWriter.appendString(text, to: &ours)
+            // Through the cursor every document writes its strings with.
+            var buffer = JSONBuffer(capacity: 16)
+            buffer.write(atMost: ByteCursor.stringBound(text.utf8.count)) { $0.writeString(text) }
+            let ours = buffer.finish()
             var reference: [UInt8] = []
             appendJSONString(text, to: &reference)
             #expect(ours == reference, "\(text.debugDescription)")

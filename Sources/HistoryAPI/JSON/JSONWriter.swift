@@ -142,14 +142,6 @@ public enum JSONWriter {
         }
     }
 
-    /// A JSON string literal, escaped exactly as `HTTPCore.appendJSONString` escapes.
-    public static func appendString(_ text: String, to bytes: inout [UInt8]) {
-        let bound = ByteCursor.stringBound(text.utf8.count)
-        var buffer = JSONBuffer(capacity: bound)
-        buffer.write(atMost: bound) { $0.writeString(text) }
-        bytes.append(contentsOf: buffer.finish())
-    }
-
     // MARK: - Messages
 
     /// The most one message writes besides the bytes of its strings (a
