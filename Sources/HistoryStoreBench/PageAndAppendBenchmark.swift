@@ -109,6 +109,15 @@ struct PageAndAppendBenchmark: AsyncParsableCommand {
             ("(c) newest page, random short one", { random in
                 (shorts[Int.random(in: 0..<shorts.count, using: &random)], PageQuery(limit: limit))
             }),
+            // Controls: the same queries on rows read a moment ago. Against
+            // (a) they show what depth and a conversation switch cost by
+            // themselves; against (b) and (c), what rows not in the CPU's
+            // caches cost.
+            ("(b0) one deep page, repeated", { _ in
+                (big, PageQuery(cursor: .before(deepRange.lowerBound + (deepRange.upperBound - deepRange.lowerBound) / 2),
+                                limit: limit))
+            }),
+            ("(c0) one short one, repeated", { _ in (shorts[shorts.count / 2], PageQuery(limit: limit)) }),
         ]
         // One thread, the kinds interleaved page by page (rotating which
         // goes first), each page timed on its own: a neighbour's burst on
@@ -144,6 +153,10 @@ struct PageAndAppendBenchmark: AsyncParsableCommand {
         }
         let worstRatio = max(costs[1].mean, costs[2].mean) / costs[0].mean
         print("  goal (b), (c) <= 1.15x (a): \(worstRatio <= 1.15 ? "met" : "MISSED") (worst \(twoDecimals(worstRatio))x)")
+        let layoutRatio = max(costs[3].mean, costs[4].mean) / costs[0].mean
+        let cacheRatio = max(costs[1].mean / costs[3].mean, costs[2].mean / costs[4].mean)
+        print("  of which depth and layout (b0), (c0): \(twoDecimals(layoutRatio))x; "
+            + "rows not in the CPU caches (b)/(b0), (c)/(c0): \(twoDecimals(cacheRatio))x")
 
         // MARK: Appends
         // Short slices, alternating the appender counts round by round, so
