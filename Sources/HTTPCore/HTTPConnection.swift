@@ -66,6 +66,8 @@ final class HTTPConnection: @unchecked Sendable {
     /// for the exchange logged if the body then fails.
     private var headInProgress: (method: String, target: String)?
     private var generation = 0
+    /// A turn of the queue is booked to take up buffered pipelined requests.
+    private var resumeScheduled = false
     private let handlerThread = Atomic<UInt>(0)
     private var synchronousResponse: HTTPResponse?
     private let closeWatch = CloseWatch()
@@ -175,6 +177,23 @@ final class HTTPConnection: @unchecked Sendable {
             }
         }
         flush(now: now)
+        resumeAfterOutputDrained()
+    }
+
+    /// The loop above stops at the output high-water mark. When the socket
+    /// then took all of that output at once, no write-ready event will come
+    /// and the requests already buffered would wait for input that may
+    /// never arrive; so they are taken up again, in a later turn of the
+    /// loop's queue, letting the loop's other connections go first.
+    private func resumeAfterOutputDrained() {
+        guard !isClosed, !resumeScheduled, machine.canTakeRequest, parser.bufferedByteCount > 0 else { return }
+        resumeScheduled = true
+        queue.async { [self] in
+            resumeScheduled = false
+            guard !isClosed else { return }
+            processInput(now: Self.now())
+            updateInterest()
+        }
     }
 
     private func dispatch(_ head: RequestHead, now: UInt64) {

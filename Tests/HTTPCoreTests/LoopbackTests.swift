@@ -47,6 +47,30 @@ struct LoopbackTests {
         }
     }
 
+    /// Answers past the output high-water mark (256 KiB) that the socket
+    /// takes at once must not strand the requests still buffered: nothing
+    /// more arrives on the socket to wake the connection for them.
+    @Test(arguments: [("/n/x", 10_000), ("/big?n=100000", 12)])
+    func pipelinedRequestsPastTheOutputHighWaterMarkAreAllAnswered(target: String, count: Int) throws {
+        try withRunningServer { running in
+            let client = try running.client(timeout: .seconds(10))
+            defer { client.close() }
+            var pipelined: [UInt8] = []
+            for _ in 0..<count { pipelined += Array("GET \(target) HTTP/1.1\r\n\r\n".utf8) }
+            pipelined += Array("GET /last HTTP/1.1\r\nConnection: close\r\n\r\n".utf8)
+            try client.sendRaw(pipelined)
+            for index in 0..<count {
+                let response = try client.receive()
+                guard response.status == 200 else {
+                    Issue.record("answer \(index): status \(response.status)")
+                    return
+                }
+            }
+            #expect(try client.receive().bodyText == "GET /last")
+            #expect(client.receiveIsClosed(within: .seconds(5)))
+        }
+    }
+
     @Test func http10ClosesUnlessAskedToKeepAlive() throws {
         try withRunningServer { running in
             let plain = try running.client()
