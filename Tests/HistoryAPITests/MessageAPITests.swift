@@ -69,6 +69,7 @@ struct MessageAPITests {
         (#"{"sender":"","body":"x"}"#, "invalid_sender"),
         (#"{"sender":7,"body":"x"}"#, "invalid_sender"),
         ("{\"sender\":\"\(String(repeating: "s", count: 65))\",\"body\":\"x\"}", "invalid_sender"),
+        ("{\"sender\":\"e\(String(repeating: "\\u0301", count: 3_000))\",\"body\":\"x\"}", "invalid_sender"),
         (#"{"sender":"a"}"#, "invalid_body"),
         (#"{"sender":"a","body":""}"#, "invalid_body"),
         (#"{"sender":"a","body":true}"#, "invalid_body"),

@@ -58,6 +58,10 @@ struct AppendTests {
         (NewMessage(sender: "s", body: String(repeating: "b", count: 16 * 1024 + 1)), "body"),
         (NewMessage(sender: "s", body: "b", clientID: ""), "client_id"),
         (NewMessage(sender: "s", body: "b", clientID: String(repeating: "k", count: 129)), "client_id"),
+        // One character each (a letter under thousands of combining marks),
+        // but kilobytes: the byte bound of MessageRules.maximumBytesPerCharacter.
+        (NewMessage(sender: "e" + String(repeating: "\u{301}", count: 3_000), body: "b"), "sender"),
+        (NewMessage(sender: "s", body: "b", clientID: "k" + String(repeating: "\u{301}", count: 3_000)), "client_id"),
         (NewMessage(sender: "s", body: "b", replyTo: 0), "reply_to"),
         (NewMessage(sender: "s", body: "b", replyTo: -4), "reply_to"),
     ])
@@ -83,6 +87,12 @@ struct AppendTests {
                                      body: String(repeating: "b", count: 16 * 1024),
                                      clientID: String(repeating: "k", count: 128))
             #expect(try await store.append(message, to: cid("c")).message.body.utf8.count == 16 * 1024)
+            // 64 of the longest characters in use (a family emoji is one
+            // character of 25 bytes) stay within the byte bound.
+            let family = "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F466}"
+            #expect(family.count == 1 && family.utf8.count == 25)
+            let emojiSender = String(repeating: family, count: 64)
+            #expect(try await store.append(NewMessage(sender: emojiSender, body: "b"), to: cid("c")).message.sender == emojiSender)
         }
     }
 

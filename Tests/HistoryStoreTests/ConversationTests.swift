@@ -49,6 +49,10 @@ struct ConversationTests {
             #expect(throws: StoreError.conversationNotFound(cid("toolong"))) {
                 try store.conversation(cid("toolong"))
             }
+            let heavy = "e" + String(repeating: "\u{301}", count: 5_000)  // one character, 10 KB
+            await #expect(throws: StoreError.self) {
+                try await store.createConversation(id: cid("heavy"), title: heavy)
+            }
         }
     }
 

@@ -9,13 +9,20 @@ public enum MessageRules {
     public static let maximumClientIDCharacters = 128
     /// `title`: at most 256 characters; empty and absent both mean "no title".
     public static let maximumTitleCharacters = 256
+    /// The fields limited in characters are limited in bytes too, at this
+    /// many bytes of UTF-8 per character: more than any emoji sequence in use
+    /// needs (a family with skin tones is about 35 bytes, and is one character),
+    /// so only abuse hits it, such as one letter under 30,000 combining marks,
+    /// one character of 60 KB that would make every page holding it heavy.
+    public static let maximumBytesPerCharacter = 32
 
     /// Throws `StoreError.invalid` for the first rule `message` breaks.
     public static func validate(_ message: NewMessage) throws(StoreError) {
         try validateSender(message.sender)
         try validateBody(message.body)
-        if let clientID = message.clientID, clientID.isEmpty || clientID.count > maximumClientIDCharacters {
-            throw .invalid(field: "client_id", reason: "must be 1 to \(maximumClientIDCharacters) characters")
+        if let clientID = message.clientID, !fits(clientID, characters: maximumClientIDCharacters, allowEmpty: false) {
+            throw .invalid(field: "client_id", reason: "must be 1 to \(maximumClientIDCharacters) characters"
+                + " (at most \(maximumClientIDCharacters * maximumBytesPerCharacter) bytes of UTF-8)")
         }
         if let replyTo = message.replyTo, replyTo <= 0 {
             throw .invalid(field: "reply_to", reason: "must be a positive message id")
@@ -23,8 +30,9 @@ public enum MessageRules {
     }
 
     public static func validateSender(_ sender: String) throws(StoreError) {
-        if sender.isEmpty || sender.count > maximumSenderCharacters {
-            throw .invalid(field: "sender", reason: "must be 1 to \(maximumSenderCharacters) characters")
+        if !fits(sender, characters: maximumSenderCharacters, allowEmpty: false) {
+            throw .invalid(field: "sender", reason: "must be 1 to \(maximumSenderCharacters) characters"
+                + " (at most \(maximumSenderCharacters * maximumBytesPerCharacter) bytes of UTF-8)")
         }
     }
 
@@ -35,8 +43,18 @@ public enum MessageRules {
     }
 
     public static func validateTitle(_ title: String?) throws(StoreError) {
-        if let title, title.count > maximumTitleCharacters {
-            throw .invalid(field: "title", reason: "must be at most \(maximumTitleCharacters) characters")
+        if let title, !fits(title, characters: maximumTitleCharacters, allowEmpty: true) {
+            throw .invalid(field: "title", reason: "must be at most \(maximumTitleCharacters) characters"
+                + " (and \(maximumTitleCharacters * maximumBytesPerCharacter) bytes of UTF-8)")
         }
+    }
+
+    /// Bytes first: that count is free, and it bounds the character count's
+    /// walk over the text.
+    private static func fits(_ text: String, characters: Int, allowEmpty: Bool) -> Bool {
+        let bytes = text.utf8.count
+        guard bytes <= characters * maximumBytesPerCharacter else { return false }
+        guard bytes > 0 else { return allowEmpty }
+        return text.count <= characters
     }
 }
