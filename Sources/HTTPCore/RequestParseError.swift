@@ -21,6 +21,8 @@ public enum RequestParseError: Error, Hashable, Sendable, CustomStringConvertibl
     case invalidHeaderLine
     /// A field value holding NUL, CR or another control byte.
     case invalidHeaderValue
+    /// More than one Host field (RFC 9112 §3.2: which one names the target is unknowable).
+    case duplicateHost
     /// A field line starting with whitespace (RFC 9112 §5.2 obs-fold).
     case obsoleteLineFolding
     /// A CR not followed by LF in the head.
@@ -78,6 +80,7 @@ public enum RequestParseError: Error, Hashable, Sendable, CustomStringConvertibl
         case .invalidMethod: "request method is not a token"
         case .invalidTarget: "request target is not an origin-form path"
         case .invalidVersion: "malformed HTTP version"
+        case .duplicateHost: "more than one Host header field"
         case .unsupportedVersion: "only HTTP/1.0 and HTTP/1.1 are supported"
         case .invalidHeaderName: "malformed header field name"
         case .invalidHeaderLine: "header field line without a colon"

@@ -40,7 +40,9 @@ enum BodyFraming: Sendable {
 /// Choices where RFC 9112 lets the recipient pick: a bare LF ends a head line
 /// (§2.2), empty lines before the request line are skipped (§2.2), a
 /// Content-Length list of equal values is one length (RFC 9110 §8.6), a POST
-/// without length or chunked has an empty body (§6.3), and Host is not required.
+/// without length or chunked has an empty body (§6.3), a later HTTP/1.x is
+/// served as HTTP/1.1 (RFC 9110 §2.5), and a missing Host is accepted (as
+/// SwiftNIO-based servers do; two Host fields are refused, §3.2).
 public struct RequestParser: Sendable {
     public enum Progress: Sendable {
         /// The buffer holds no complete head, or not all of the body yet.
@@ -205,11 +207,30 @@ public struct RequestParser: Sendable {
                 }
             }
             guard let headEnd = try HTTPSyntax.findHeadEnd(bytes, start: start, scanned: &scanned,
-                                                           limit: limits.maximumHeadBytes) else { return nil }
+                                                           limit: limits.maximumHeadBytes) else {
+                try Self.checkMethodPrefix(bytes, from: start)
+                return nil
+            }
             let head = try Self.parseHead(bytes, start..<headEnd, limits: limits)
             start = headEnd
             scanned = headEnd
             return head
+        }
+    }
+
+    /// Bytes that cannot begin a request line (a TLS handshake, binary
+    /// noise) are refused as they arrive, not after the head timeout. Only
+    /// the first bytes are looked at, so a head trickling in byte by byte
+    /// costs no more than a constant each time.
+    private static func checkMethodPrefix(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) throws(RequestParseError) {
+        let end = min(bytes.count, start + 32)
+        var index = start
+        while index < end {
+            let byte = bytes[index]
+            // The request line's own checks name what is wrong past here.
+            if byte == HTTPSyntax.space || byte == HTTPSyntax.cr || byte == HTTPSyntax.lf { return }
+            guard HTTPSyntax.isTokenByte(byte) else { throw .invalidMethod }
+            index += 1
         }
     }
 
@@ -230,6 +251,7 @@ public struct RequestParser: Sendable {
         var connectionClose = false
         var connectionKeepAlive = false
         var expectsContinue = false
+        var sawHost = false
 
         while true {
             let (field, next) = HTTPSyntax.line(bytes, from: position, end: end)
@@ -269,6 +291,9 @@ public struct RequestParser: Sendable {
                     if HTTPSyntax.equalsIgnoringCase(bytes, element, "close") { connectionClose = true }
                     if HTTPSyntax.equalsIgnoringCase(bytes, element, "keep-alive") { connectionKeepAlive = true }
                 }
+            case 4 where HTTPSyntax.equalsIgnoringCase(bytes, name, "host"):
+                if sawHost { throw .duplicateHost }
+                sawHost = true
             case 6 where HTTPSyntax.equalsIgnoringCase(bytes, name, "expect"):
                 guard HTTPSyntax.equalsIgnoringCase(bytes, value, "100-continue") else {
                     throw .unsupportedExpectation
@@ -336,7 +361,9 @@ public struct RequestParser: Sendable {
         return (method, target, version)
     }
 
-    /// `HTTP/DIGIT.DIGIT`; only 1.0 and 1.1 are served (the others: 505).
+    /// `HTTP/DIGIT.DIGIT`: 1.0 and 1.1 are served, a later 1.x as 1.1
+    /// (RFC 9110 §2.5: the highest minor version implemented); other major
+    /// versions get 505.
     private static func parseVersion(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) throws(RequestParseError) -> HTTPVersion {
         guard range.count == 8 else { throw .invalidVersion }
         let p = range.lowerBound
@@ -345,8 +372,8 @@ public struct RequestParser: Sendable {
               (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[p + 5]),
               (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[p + 7]) else { throw .invalidVersion }
         let major = Int(bytes[p + 5] - UInt8(ascii: "0")), minor = Int(bytes[p + 7] - UInt8(ascii: "0"))
-        guard major == 1, minor <= 1 else { throw .unsupportedVersion }
-        return minor == 1 ? .http1_1 : .http1_0
+        guard major == 1 else { throw .unsupportedVersion }
+        return minor == 0 ? .http1_0 : .http1_1
     }
 
     /// Origin-form as is; absolute-form reduced to its path and query

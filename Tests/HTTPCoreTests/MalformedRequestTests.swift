@@ -30,6 +30,17 @@ struct MalformedRequestTests {
                         status: 400, code: "bad_request")
     }
 
+    /// The first bytes of a TLS ClientHello, with no line end: answered at
+    /// once, not after the 10 s head timeout (the client waits 5 s at most).
+    @Test func aTLSHandshakeIsRefusedAtOnce() throws {
+        try expectError(String(decoding: [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03], as: UTF8.self),
+                        status: 400, code: "bad_request")
+    }
+
+    @Test func duplicateHost() throws {
+        try expectError("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", status: 400, code: "bad_request")
+    }
+
     @Test func unsupportedVersion() throws {
         try expectError("GET / HTTP/2.0\r\n\r\n", status: 505, code: "http_version_not_supported")
     }

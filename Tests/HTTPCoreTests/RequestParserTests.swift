@@ -142,6 +142,26 @@ struct RequestParserTests {
         #expect(try parse(text).first?.keepAlive == keepAlive)
     }
 
+    /// RFC 9110 §2.5: a later minor version is served as the highest implemented.
+    @Test func laterHTTP1MinorVersionsAreServedAsHTTP11() throws {
+        for minor in 2...9 {
+            let requests = try parse("GET / HTTP/1.\(minor)\r\n\r\n")
+            #expect(requests.first?.request.version == .http1_1)
+            #expect(requests.first?.keepAlive == true)
+        }
+    }
+
+    /// A TLS handshake or binary noise is refused from its first bytes, not
+    /// after the head timeout; a method still arriving is waited for.
+    @Test func bytesThatCannotStartARequestAreRefusedBeforeTheHeadEnds() throws {
+        #expect(parseError("\u{16}\u{3}\u{1}") == .invalidMethod)
+        #expect(parseError("\u{0}\u{0}") == .invalidMethod)
+        #expect(parseError("GE\u{0}") == .invalidMethod)
+        #expect(try parse("GE").isEmpty)
+        #expect(try parse("GET /partial HTTP/1.1\r\nHost: x").isEmpty)
+        #expect(try parse("HELLO\r\n").isEmpty)  // the whole head says what is wrong
+    }
+
     @Test func continueOnlyForHTTP11() throws {
         let old = try parse("POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx")
         #expect(old.first?.expectsContinue == false)
@@ -154,7 +174,6 @@ struct RequestParserTests {
         (" GET / HTTP/1.1\r\n\r\n", .invalidRequestLine),
         ("G@T / HTTP/1.1\r\n\r\n", .invalidMethod),
         ("GET / HTTP/2.0\r\n\r\n", .unsupportedVersion),
-        ("GET / HTTP/1.2\r\n\r\n", .unsupportedVersion),
         ("GET / HTTP/0.9\r\n\r\n", .unsupportedVersion),
         ("GET / HTTX/1.1\r\n\r\n", .invalidVersion),
         ("GET / HTTP/1.10\r\n\r\n", .invalidVersion),
@@ -166,6 +185,7 @@ struct RequestParserTests {
         ("CONNECT example.com:443 HTTP/1.1\r\n\r\n", .invalidTarget),
         ("GET /\u{e9} HTTP/1.1\r\n\r\n", .invalidTarget),
         ("GET /\r HTTP/1.1\r\n\r\n", .bareCarriageReturn),
+        ("GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", .duplicateHost),
         ("GET / HTTP/1.1\r\nHost : x\r\n\r\n", .invalidHeaderName),
         ("GET / HTTP/1.1\r\n: x\r\n\r\n", .invalidHeaderName),
         ("GET / HTTP/1.1\r\nHo(st: x\r\n\r\n", .invalidHeaderName),
