@@ -13,7 +13,7 @@ public enum RequestParseError: Error, Hashable, Sendable, CustomStringConvertibl
     case invalidTarget
     /// The version is not `HTTP/DIGIT.DIGIT`.
     case invalidVersion
-    /// A well-formed version other than HTTP/1.0 and HTTP/1.1 (505).
+    /// A well-formed version of another major than HTTP/1 (505); a later 1.x is served as 1.1.
     case unsupportedVersion
     /// A field name that is not a token, or whitespace before the colon.
     case invalidHeaderName
@@ -81,7 +81,7 @@ public enum RequestParseError: Error, Hashable, Sendable, CustomStringConvertibl
         case .invalidTarget: "request target is not an origin-form path"
         case .invalidVersion: "malformed HTTP version"
         case .duplicateHost: "more than one Host header field"
-        case .unsupportedVersion: "only HTTP/1.0 and HTTP/1.1 are supported"
+        case .unsupportedVersion: "only HTTP/1.x is supported"
         case .invalidHeaderName: "malformed header field name"
         case .invalidHeaderLine: "header field line without a colon"
         case .invalidHeaderValue: "header field value contains a control character"
