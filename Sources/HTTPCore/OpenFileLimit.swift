@@ -21,3 +21,22 @@ public func raiseOpenFileLimit() -> Int {
     }
     return limit.rlim_cur >= UInt(Int.max) ? Int.max : Int(limit.rlim_cur)
 }
+
+/// How many client connections a process may hold under `descriptorLimit`
+/// open files, keeping `reserve` descriptors for everything else.
+///
+/// The reserve is not a nicety: when the process runs out of descriptors,
+/// SQLite cannot open a reader's files (pages fail) and libdispatch, which
+/// opens a file now and then to watch its thread pool, stops the process
+/// outright. So the connection limit must leave room, and past it clients
+/// get a 503 instead. Returns `requested` when the limit allows it (or is
+/// unknown, -1), else what fits; nil when not even a handful fits.
+public func connectionLimit(requested: Int, descriptorLimit: Int, reserve: Int) -> Int? {
+    guard descriptorLimit >= 0 else { return requested }
+    let available = descriptorLimit - reserve
+    guard available >= minimumUsefulConnections else { return nil }
+    return min(requested, available)
+}
+
+/// Below this many connections a server is not worth starting.
+public let minimumUsefulConnections = 16

@@ -39,17 +39,29 @@ do {
     exit(2)
 }
 
-guard case .run(let configuration) = command else {
+guard case .run(var configuration) = command else {
     writeLine(ServerConfiguration.usage, to: STDOUT_FILENO)
     exit(0)
 }
 
-// Each connection is a descriptor; a few more go to SQLite and the listener.
+// Each connection is a descriptor. The rest of the process needs about 30
+// (SQLite's files for the writer and each reader, the epoll sets, the
+// listener, stdio, Dispatch's own); 64 leaves room to spare.
+let descriptorReserve = 64
 let descriptorLimit = raiseOpenFileLimit()
-if descriptorLimit >= 0 && descriptorLimit < configuration.maximumConnections + 64 {
-    writeLine("history-server: warning: the open-file limit is \(descriptorLimit), below --max-connections "
-              + "\(configuration.maximumConnections); raise it (ulimit -n) or expect refused connections",
-              to: STDERR_FILENO)
+switch connectionLimit(requested: configuration.maximumConnections, descriptorLimit: descriptorLimit,
+                       reserve: descriptorReserve) {
+case nil:
+    writeLine("history-server: error: the open-file limit is \(descriptorLimit); it must be at least "
+              + "\(descriptorReserve + minimumUsefulConnections) (raise it with ulimit -n)", to: STDERR_FILENO)
+    exit(1)
+case let limit? where limit < configuration.maximumConnections:
+    writeLine("history-server: warning: the open-file limit is \(descriptorLimit), so at most \(limit) connections "
+              + "are served instead of --max-connections \(configuration.maximumConnections) (more get 503); "
+              + "raise it with ulimit -n", to: STDERR_FILENO)
+    configuration.maximumConnections = limit
+default:
+    break
 }
 
 let application: HistoryApplication

@@ -31,10 +31,14 @@ final class ServerProcess: Sendable {
 
     /// Starts `history-server` with `arguments` and waits (at most 30 s) for its line.
     /// With `openFileSoftLimit`, the child starts (through `sh`, which `exec`s
-    /// it) with that soft limit on open files, as on a stingier machine.
-    init(arguments: [String], openFileSoftLimit: Int? = nil) throws {
+    /// it) with that soft limit on open files, as on a stingier machine; with
+    /// `openFileLimit`, with that soft and hard limit (it cannot raise it).
+    init(arguments: [String], openFileSoftLimit: Int? = nil, openFileLimit: Int? = nil) throws {
         let process = Process()
-        if let openFileSoftLimit {
+        if let openFileLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", Self.binary.path] + arguments
+        } else if let openFileSoftLimit {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "ulimit -Sn \(openFileSoftLimit) && exec \"$0\" \"$@\"", Self.binary.path] + arguments
         } else {
@@ -85,6 +89,8 @@ final class ServerProcess: Sendable {
     var stdoutText: String { output.bytes.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
 
     var processIdentifier: Int32 { process.processIdentifier }
+
+    var isRunning: Bool { process.isRunning }
 
     func send(signal: Int32) {
         kill(process.processIdentifier, signal)

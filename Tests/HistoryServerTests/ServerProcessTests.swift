@@ -51,6 +51,55 @@ struct ServerProcessTests {
         #expect(fields.count >= 5 && String(fields[3]) == expected, "\(line)")
     }
 
+    /// A hard limit of 128 open files and the default --max-connections
+    /// (10,000): the server serves what fits beside its own files and
+    /// answers the rest 503, instead of running out of descriptors (where
+    /// SQLite cannot open a reader and libdispatch stops the process).
+    @Test(.timeLimit(.minutes(2)))
+    func connectionsBeyondTheOpenFileLimitGet503AndTheServerLives() throws {
+        let folder = try TemporaryFolder()
+        let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"],
+                                       openFileLimit: 128)
+        defer { server.stop() }
+        #expect(server.stderrText.contains("at most 64 connections are served"), "\(server.stderrText)")
+        let setup = try server.connect()
+        defer { setup.close() }
+        #expect(try setup.request(HTTPRequest(method: .post, target: "/v1/conversations", body: Array(#"{"id":"c"}"#.utf8))).status == 201)
+
+        // 150 connections held open for a few rounds of requests, so the
+        // process lives at its limit for seconds (libdispatch looks every second).
+        var clients: [HTTPClientConnection] = []
+        defer { for client in clients { client.close() } }
+        var refused = 0
+        for _ in 0..<150 {
+            let client = try server.connect()
+            let response = try client.request(HTTPRequest(method: .get, target: "/v1/conversations/c/messages"))
+            if response.status == 503 {
+                #expect(response.bodyText.contains("too_many_connections"))
+                refused += 1
+                client.close()
+            } else {
+                #expect(response.status == 200, "\(response.bodyText)")
+                clients.append(client)
+            }
+        }
+        #expect(refused > 0)
+        for _ in 0..<3 {
+            for client in clients {
+                #expect(try client.request(HTTPRequest(method: .get, target: "/v1/conversations/c/messages")).status == 200)
+            }
+            Thread.sleep(forTimeInterval: 1)
+        }
+        #expect(server.isRunning)
+        for client in clients { client.close() }
+        clients.removeAll()
+        #expect(eventually(seconds: 10) {
+            guard let fresh = try? server.connect() else { return false }
+            defer { fresh.close() }
+            return (try? fresh.request(HTTPRequest(method: .get, target: "/v1/conversations/c/messages")).status) == 200
+        })
+    }
+
     @Test func accessLogWritesOneLinePerRequest() throws {
         let folder = try TemporaryFolder()
         let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath])
