@@ -61,4 +61,13 @@ struct ServerConfigurationTests {
             try ServerConfiguration.parse(arguments: [], environment: ["HISTORY_PORT": "x"])
         }
     }
+
+    /// A flag wins, so a bad variable it overrides does not stop the start.
+    @Test func aBadVariableAFlagOverridesIsNotChecked() throws {
+        let environment = ["HISTORY_PORT": "abc", "HISTORY_DURABILITY": "xyz"]
+        let configuration = try #require(try parse(["--port", "8081", "--durability=normal"], environment))
+        #expect(configuration.port == 8081)
+        #expect(configuration.durability == .normal)
+        #expect(throws: ConfigurationError.self) { try parse(["--port", "8081"], environment) }  // durability not overridden
+    }
 }

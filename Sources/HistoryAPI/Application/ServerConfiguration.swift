@@ -118,18 +118,12 @@ public struct ServerConfiguration: Sendable, Hashable {
         },
     ]
 
-    /// Reads `environment`, then `arguments` (without the program name).
+    /// Reads `arguments` (without the program name) and `environment`; a
+    /// flag wins over its variable, and a variable a flag overrides is not
+    /// even checked (a stale bad value must not stop a corrected start).
     /// - Throws: `ConfigurationError` naming the flag or variable and what it takes.
     public static func parse(arguments: [String], environment: [String: String]) throws(ConfigurationError) -> Command {
-        var configuration = ServerConfiguration()
-        for option in options {
-            guard let value = environment[option.variable] else { continue }
-            do {
-                try option.apply(&configuration, value)
-            } catch {
-                throw ConfigurationError(error.message.replacingFirst(option.flag, with: option.variable))
-            }
-        }
+        var given: [(option: Option, value: String)] = []
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -144,14 +138,24 @@ public struct ServerConfiguration: Sendable, Hashable {
             guard let option = options.first(where: { $0.flag == name }) else {
                 throw ConfigurationError(argument.hasPrefix("-") ? "unknown option '\(name)'" : "unexpected argument '\(argument)'")
             }
-            let value: String
             if let inlineValue {
-                value = inlineValue
+                given.append((option, inlineValue))
             } else {
                 guard index < arguments.count else { throw ConfigurationError("\(name) needs a value") }
-                value = arguments[index]
+                given.append((option, arguments[index]))
                 index += 1
             }
+        }
+        var configuration = ServerConfiguration()
+        for option in options where !given.contains(where: { $0.option.flag == option.flag }) {
+            guard let value = environment[option.variable] else { continue }
+            do {
+                try option.apply(&configuration, value)
+            } catch {
+                throw ConfigurationError(error.message.replacingFirst(option.flag, with: option.variable))
+            }
+        }
+        for (option, value) in given {
             try option.apply(&configuration, value)
         }
         return .run(configuration)
