@@ -109,6 +109,17 @@ struct ServerProcessTests {
         _ = try client.request(HTTPRequest(method: .get, target: "/nope?x=1"))
         let logged = eventually(seconds: 5) { server.stdoutText.contains("GET /nope?x=1 404 ") }
         #expect(logged, "\(server.stdoutText)")
+        // A request line that does not parse has no method or target: `-`
+        // keeps the line's six space-separated fields.
+        let garbage = try server.connect()
+        defer { garbage.close() }
+        try garbage.sendRaw(Array("NOT A REQUEST\r\n\r\n".utf8))
+        #expect(try garbage.receive().status == 400)
+        let dashed = eventually(seconds: 5) { server.stdoutText.contains("Z - - 400 ") }
+        #expect(dashed, "\(server.stdoutText)")
+        for line in server.stdoutText.split(separator: "\n").dropFirst() {
+            #expect(line.split(separator: " ", omittingEmptySubsequences: false).count == 6, "\(line)")
+        }
     }
 
     /// SIGTERM: a parked long-poll is answered, then the process exits 0.

@@ -6,7 +6,8 @@ import Synchronization
 
 /// One line per answered request, on stdout:
 /// `2026-11-21T10:00:00.123Z GET /v1/conversations/a/messages?limit=50 200 18342 412us`
-/// (time, method, target, status, body bytes, microseconds).
+/// (time, method, target, status, body bytes, microseconds; `-` for a
+/// method or target never read, as for a request line that did not parse).
 ///
 /// Cheap because it is on every request: a line is formatted into bytes and
 /// appended to a buffer under a lock; a serial queue writes the buffer when
@@ -110,8 +111,14 @@ public final class AccessLog: Sendable {
         state.withLock { $0.backlog -= bytes.count }
     }
 
-    /// Control characters and spaces would break the one-line, space-separated format.
+    /// Control characters and spaces would break the one-line, space-separated
+    /// format, and so would an empty field (a request refused before its
+    /// method and target were read): that is written `-`, as web servers do.
     private static func appendSanitized(_ text: String, to line: inout [UInt8]) {
+        guard !text.isEmpty else {
+            line.append(UInt8(ascii: "-"))
+            return
+        }
         for byte in text.utf8 {
             line.append(byte <= 0x20 || byte == 0x7F ? UInt8(ascii: "?") : byte)
         }
