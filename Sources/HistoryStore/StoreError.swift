@@ -34,3 +34,22 @@ public enum StoreError: Error, Hashable, Sendable {
         return code & 0xFF == SQLITE_FULL
     }
 }
+
+/// Text for people (logs, start-up errors); callers switch on the cases.
+extension StoreError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .conversationNotFound(let id): "no conversation '\(id.rawValue)'"
+        case .messageNotFound(let id, let messageID): "no message \(messageID) in conversation '\(id.rawValue)'"
+        case .conversationExists(let id): "conversation '\(id.rawValue)' exists already"
+        case .clientIDConflict(let clientID): "client_id '\(clientID)' was used with another sender or body"
+        case .messageDeleted(let messageID): "message \(messageID) is deleted"
+        case .replyTargetNotFound(let messageID): "reply_to \(messageID) names no message of this conversation"
+        case .versionAhead(let requested, let current): "version \(requested) is ahead of the conversation's \(current)"
+        case .invalid(let field, let reason): "\(field): \(reason)"
+        case .storage(let code, let message): "\(message) (SQLite result code \(code))"
+        case .migration(let reason): "migrations: \(reason)"
+        case .closed: "the store is closed"
+        }
+    }
+}

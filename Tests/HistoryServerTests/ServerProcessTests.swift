@@ -22,6 +22,20 @@ struct ServerProcessTests {
         #expect(result.stderr.contains(arguments[0]))
     }
 
+    /// A database that cannot be opened is one readable line and status 1.
+    @Test func aDatabaseThatCannotBeOpenedExitsOneWithAReadableLine() throws {
+        let folder = try TemporaryFolder()
+        let file = folder.url.appending(path: "a-file").path
+        try Data("not a folder".utf8).write(to: URL(fileURLWithPath: file))
+        for path in [file + "/history.sqlite", file] {
+            let result = try ServerProcess.run(["--port", "0", "--database", path, "--access-log", "off"])
+            #expect(result.status == 1)
+            #expect(result.stderr.hasPrefix("history-server: error: cannot open the database \(path): "), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            #expect(!result.stderr.contains("storage(code:") && !result.stderr.contains("Error Domain"), "\(result.stderr)")
+        }
+    }
+
     @Test func printsOneLineWithAddressDatabaseAndVersion() throws {
         let folder = try TemporaryFolder()
         let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"])

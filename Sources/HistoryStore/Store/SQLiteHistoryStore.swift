@@ -92,7 +92,8 @@ public final class SQLiteHistoryStore: HistoryStore {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
-            throw .storage(code: SQLITE_CANTOPEN, message: "cannot create the folder \(folder.path): \(error)")
+            throw .storage(code: SQLITE_CANTOPEN,
+                           message: "cannot create the folder \(folder.path): \(error.localizedDescription)")
         }
     }
 
