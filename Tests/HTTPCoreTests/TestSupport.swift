@@ -67,6 +67,16 @@ struct RunningServer {
         try HTTPClientConnection(port: port, timeout: timeout)
     }
 
+    /// Two clients that hold the server up as badly as they can: one sends
+    /// half a head and stops, one asks for 20 MB and never reads.
+    func stalledClients() throws -> [HTTPClientConnection] {
+        let halfHead = try client()
+        try halfHead.sendRaw("GET /stalled HTTP/1.1\r\nHost: half-a-hea")
+        let neverReads = try client()
+        try neverReads.sendRaw("GET /big?n=20000000 HTTP/1.1\r\n\r\n")
+        return [halfHead, neverReads]
+    }
+
     /// Polls (bounded) until `condition` holds; false if it never did.
     func eventually(within: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
         let deadline = ContinuousClock.now + within
