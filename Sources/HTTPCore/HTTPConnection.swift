@@ -332,8 +332,9 @@ final class HTTPConnection: @unchecked Sendable {
             bytesQueued += ResponseSerializer.continueHead.count
             machine.outputQueued(ResponseSerializer.continueHead.count, now: now)
         case .fail(let error):
-            let method = headInProgress?.method ?? ""
-            let target = headInProgress?.target ?? ""
+            let requestLine = headInProgress ?? parser.bufferedRequestLine
+            let method = requestLine?.method ?? ""
+            let target = requestLine?.target ?? ""
             enqueue(error.response, omitBody: false, connection: .close, method: method, target: target,
                   started: requestStarted ?? now, now: now)
             requestStarted = nil

@@ -87,6 +87,27 @@ public struct RequestParser: Sendable {
         return true
     }
 
+    /// Method and target of the request line at the front of the buffer,
+    /// once that line has ended: what the access log names for a request
+    /// refused before its head was complete (431, a 413 by Content-Length,
+    /// a bad field, a head timeout). Nil when no whole line is there or it
+    /// does not start with a method and a target.
+    public var bufferedRequestLine: (method: String, target: String)? {
+        buffer.withUnsafeBufferPointer { bytes -> (method: String, target: String)? in
+            var index = start
+            while index < bytes.count, bytes[index] == HTTPSyntax.cr || bytes[index] == HTTPSyntax.lf { index += 1 }
+            let methodStart = index
+            while index < bytes.count, HTTPSyntax.isTokenByte(bytes[index]) { index += 1 }
+            guard index > methodStart, index < bytes.count, bytes[index] == HTTPSyntax.space else { return nil }
+            let method = methodStart..<index
+            index += 1
+            let targetStart = index
+            while index < bytes.count, bytes[index] > HTTPSyntax.space, bytes[index] != 0x7F { index += 1 }
+            guard index > targetStart, bytes[targetStart...].contains(HTTPSyntax.lf) else { return nil }
+            return (HTTPSyntax.string(bytes, method), HTTPSyntax.string(bytes, targetStart..<index))
+        }
+    }
+
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         compact()
         buffer.append(contentsOf: bytes)

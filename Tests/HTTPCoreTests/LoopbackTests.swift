@@ -189,4 +189,30 @@ struct LoopbackTests {
             #expect(running.observer.counts.withLock { $0.first } == 1)
         }
     }
+
+    /// A request refused before its head was complete still names its
+    /// method and target when its request line came whole (an operator
+    /// reading the log wants to know which upload was too large), and names
+    /// nothing when it did not.
+    @Test func refusedRequestsNameTheirRequestLineWhenItArrived() throws {
+        try withRunningServer { running in
+            let tooLong = try running.client()
+            try tooLong.sendRaw("POST /v1/big HTTP/1.1\r\nHost: x\r\nContent-Length: 70000\r\n\r\n")
+            #expect(try tooLong.receive().status == 413)
+            tooLong.close()
+            let hugeHead = try running.client()
+            try hugeHead.sendRaw("GET /v1/wide?x=1 HTTP/1.1\r\nX-Pad: " + String(repeating: "a", count: 20_000))
+            #expect(try hugeHead.receive().status == 431)
+            hugeHead.close()
+            let hugeLine = try running.client()
+            try hugeLine.sendRaw("GET /" + String(repeating: "b", count: 20_000))
+            #expect(try hugeLine.receive().status == 431)
+            hugeLine.close()
+            #expect(running.eventually { running.observer.exchanges.withLock { $0.count } == 3 })
+            let exchanges = running.observer.exchanges.withLock { $0 }
+            #expect(exchanges.map(\.status) == [413, 431, 431])
+            #expect(exchanges.map(\.method) == ["POST", "GET", ""])
+            #expect(exchanges.map(\.target) == ["/v1/big", "/v1/wide?x=1", ""])
+        }
+    }
 }
