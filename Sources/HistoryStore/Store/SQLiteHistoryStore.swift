@@ -112,8 +112,8 @@ public final class SQLiteHistoryStore: HistoryStore {
             // deep page costs close to what the (always cached) newest page
             // costs (guarantee 4; measured with history-store-bench on 1M
             // messages: deep pages 1.36x the newest without the map, about
-            // 1.15x with it, the rest being CPU cache and TLB misses on a cold
-            // leaf). The map is address space, not memory; pages in the WAL
+            // 1.15x with it, the rest being CPU cache misses on a cold leaf;
+            // 2 MiB pages for the map changed nothing, so not the TLB). The map is address space, not memory; pages in the WAL
             // are still read normally. SQLite caps it at its compile-time
             // maximum (2 GiB on Debian's build).
             try reader.execute(sql: "PRAGMA mmap_size = \(readerMemoryMapBytes)")
