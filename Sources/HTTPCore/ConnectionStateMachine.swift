@@ -139,9 +139,12 @@ struct ConnectionStateMachine: Sendable {
 
     /// The handler's response is about to be queued: returns true when the
     /// connection closes after it (its head then says `Connection: close`).
-    mutating func responseReady(now: UInt64) -> Bool {
+    /// `bufferedInput`: bytes of further requests are waiting in the parser;
+    /// a peer that half-closed after pipelining them is still answered for
+    /// each (RFC 9112 §9.3.2: its input ended, its requests did not vanish).
+    mutating func responseReady(now: UInt64, bufferedInput: Bool = false) -> Bool {
         guard phase == .handling else { return true }
-        let close = !keepAlive || isShuttingDown || inputClosed
+        let close = !keepAlive || isShuttingDown || (inputClosed && !bufferedInput)
         if close {
             phase = .closing
         } else {
@@ -182,9 +185,35 @@ struct ConnectionStateMachine: Sendable {
     // MARK: - Input end, timers, shutdown
 
     /// The peer sent end of input (it half-closed or went away).
-    mutating func inputEnded(now: UInt64) -> Action {
+    /// `bufferedInput`: the parser still holds bytes it has not taken (it
+    /// stopped at the output high-water mark, or they are the start of a
+    /// request). Whole requests among them are still answered, so the
+    /// connection parses on and `bufferedInputEnded` decides once the parser
+    /// runs dry.
+    mutating func inputEnded(now: UInt64, bufferedInput: Bool = false) -> Action {
         guard !inputClosed else { return .none }
         inputClosed = true
+        switch phase {
+        case .idle, .readingHead, .readingBody:
+            return bufferedInput ? .none : bufferedInputEnded(now: now)
+        case .handling:
+            phaseStart = now  // from now on, the idle timeout bounds the wait for the answer
+            return .notifyPeerGone
+        case .closing:
+            return .none
+        case .lingering:
+            phase = .closed
+            return .close
+        case .closed:
+            return .none
+        }
+    }
+
+    /// The peer's input has ended and the parser holds no further complete
+    /// request: close once the answers are written, or answer a request cut
+    /// short with 400.
+    mutating func bufferedInputEnded(now: UInt64) -> Action {
+        guard inputClosed else { return .none }
         switch phase {
         case .idle:
             if pendingOutputBytes > 0 {
@@ -195,15 +224,7 @@ struct ConnectionStateMachine: Sendable {
             return .close
         case .readingHead, .readingBody:
             return parseFailed(.truncatedRequest)
-        case .handling:
-            phaseStart = now  // from now on, the idle timeout bounds the wait for the answer
-            return .notifyPeerGone
-        case .closing:
-            return .none
-        case .lingering:
-            phase = .closed
-            return .close
-        case .closed:
+        case .handling, .closing, .lingering, .closed:
             return .none
         }
     }

@@ -145,7 +145,10 @@ final class HTTPConnection: @unchecked Sendable {
         }
         processInput(now: now)
         if endOfInput && !isClosed {
-            execute(machine.inputEnded(now: now), now: now)
+            let buffered = parser.bufferedByteCount > 0
+            execute(machine.inputEnded(now: now, bufferedInput: buffered), now: now)
+            // Requests received whole before the end are still answered.
+            if buffered { processInput(now: now) }
             flush(now: now)
         }
         updateInterest()
@@ -166,6 +169,8 @@ final class HTTPConnection: @unchecked Sendable {
             switch progress {
             case .needMore:
                 if parser.hasPartialRequest { machine.partialRequestBuffered(now: now) }
+                // A half-closed peer's last buffered request was answered.
+                if machine.inputClosed { execute(machine.bufferedInputEnded(now: now), now: now) }
                 flush(now: now)
                 return
             case .headComplete(let head):
@@ -238,7 +243,7 @@ final class HTTPConnection: @unchecked Sendable {
         guard !isClosed, generation == self.generation, let inFlight else { return }
         self.inFlight = nil
         closeWatch.requestAnswered()
-        let close = machine.responseReady(now: now)
+        let close = machine.responseReady(now: now, bufferedInput: parser.bufferedByteCount > 0)
         let header: ResponseSerializer.ConnectionHeader =
             close ? .close : (inFlight.version == .http1_0 ? .keepAlive : .none)
         enqueue(response, omitBody: inFlight.isHead, connection: header,

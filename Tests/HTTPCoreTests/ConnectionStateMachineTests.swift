@@ -99,6 +99,35 @@ struct ConnectionStateMachineTests {
         #expect(state.timerFired(now: start + 61 * second) == .close)
     }
 
+    @Test func requestsPipelinedBeforeAHalfCloseAreAnsweredThenTheConnectionCloses() {
+        var state = machine(at: start)
+        state.requestReceived(keepAlive: true)
+        #expect(state.inputEnded(now: start, bufferedInput: true) == .notifyPeerGone)
+        // The next request is waiting in the parser: keep going, keep-alive.
+        #expect(state.responseReady(now: start, bufferedInput: true) == false)
+        #expect(state.phase == .idle && state.canTakeRequest)
+        state.requestReceived(keepAlive: true)
+        // Nothing after it: this answer is the last, with Connection: close.
+        #expect(state.responseReady(now: start, bufferedInput: false) == true)
+        #expect(state.phase == .closing)
+    }
+
+    @Test func endOfInputWithRequestsStillBufferedLeavesThemToTheParser() {
+        var idle = machine(at: start)
+        #expect(idle.inputEnded(now: start, bufferedInput: true) == .none)
+        #expect(idle.phase == .idle && idle.canTakeRequest)
+        // The parser ran dry with no request left: close once written.
+        idle.outputQueued(10, now: start)
+        #expect(idle.bufferedInputEnded(now: start) == .none)
+        #expect(idle.phase == .closing)
+        #expect(idle.outputWritten(10, now: start) == .close)
+
+        var partial = machine(at: start)
+        #expect(partial.inputEnded(now: start, bufferedInput: true) == .none)
+        partial.partialRequestBuffered(now: start)
+        #expect(partial.bufferedInputEnded(now: start) == .fail(.truncatedRequest))
+    }
+
     @Test func endOfInputMidRequestIsATruncatedRequest() {
         var state = machine(at: start)
         state.partialRequestBuffered(now: start)

@@ -47,6 +47,51 @@ struct LoopbackTests {
         }
     }
 
+    /// A client may pipeline its requests and then half-close (end its
+    /// output) while the first is still being answered: every request it
+    /// sent whole is still answered, in order, the last with
+    /// `Connection: close`; a request cut short by the end gets a 400.
+    @Test func aPeerThatHalfClosesAfterPipeliningGetsEveryAnswer() throws {
+        try withRunningServer { running in
+            let client = try running.client()
+            defer { client.close() }
+            try client.sendRaw("GET /slow?ms=150 HTTP/1.1\r\n\r\nGET /n/2 HTTP/1.1\r\n\r\n"
+                + "POST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nthree")
+            client.finishSending()
+            let first = try client.receive()
+            #expect(first.bodyText == "slow 150" && first.headers["Connection"] == nil)
+            #expect(try client.receive().bodyText == "GET /n/2")
+            let last = try client.receive()
+            #expect(last.bodyText == "three" && last.headers["Connection"] == "close")
+            #expect(client.receiveIsClosed(within: .seconds(2)))
+
+            let truncated = try running.client()
+            defer { truncated.close() }
+            try truncated.sendRaw("GET /slow?ms=100 HTTP/1.1\r\n\r\nGET /n/cut HTTP/1.1\r\nX-Half: ")
+            truncated.finishSending()
+            #expect(try truncated.receive().bodyText == "slow 100")
+            #expect(try truncated.receive().status == 400)
+            #expect(truncated.receiveIsClosed(within: .seconds(2)))
+        }
+    }
+
+    /// The same past the output high-water mark: the parser stopped taking
+    /// requests when the end of input came, and takes them up again.
+    @Test func aPeerThatHalfClosesBehindTheHighWaterMarkGetsEveryAnswer() throws {
+        try withRunningServer { running in
+            let client = try running.client(timeout: .seconds(10))
+            defer { client.close() }
+            var pipelined: [UInt8] = []
+            for _ in 0..<12 { pipelined += Array("GET /big?n=100000 HTTP/1.1\r\n\r\n".utf8) }
+            pipelined += Array("GET /last HTTP/1.1\r\n\r\n".utf8)
+            try client.sendRaw(pipelined)
+            client.finishSending()
+            for _ in 0..<12 { #expect(try client.receive().body.count == 100_000) }
+            #expect(try client.receive().bodyText == "GET /last")
+            #expect(client.receiveIsClosed(within: .seconds(2)))
+        }
+    }
+
     /// Answers past the output high-water mark (256 KiB) that the socket
     /// takes at once must not strand the requests still buffered: nothing
     /// more arrives on the socket to wake the connection for them.
