@@ -83,9 +83,18 @@ struct ChunkedBodyDecoder: Sendable {
                     state = .done
                     return position
                 }
-                // A trailer field is discarded, but it must still be a field line.
-                if HTTPSyntax.isWhitespace(bytes[line.lowerBound]) { throw .invalidChunkedBody }
-                for index in line where !HTTPSyntax.isFieldValueByte(bytes[index]) { throw .invalidChunkedBody }
+                // A trailer field is discarded, but it must still be a field
+                // line (RFC 9112 §7.1.2, §5.1): a token, then a colon with no
+                // space before it. Anything else (a request line that a
+                // proxy in front might frame differently) is refused.
+                guard let colon = HTTPSyntax.firstIndex(of: HTTPSyntax.colon, in: bytes, line),
+                      colon > line.lowerBound else { throw .invalidChunkedBody }
+                for index in line.lowerBound..<colon where !HTTPSyntax.isTokenByte(bytes[index]) {
+                    throw .invalidChunkedBody
+                }
+                for index in (colon + 1)..<line.upperBound where !HTTPSyntax.isFieldValueByte(bytes[index]) {
+                    throw .invalidChunkedBody
+                }
             case .done:
                 return position
             }

@@ -330,9 +330,12 @@ public struct RequestParser: Sendable {
         if sawTransferEncoding {
             // RFC 9112 §6.1 and §6.3: TE with CL, a TE in HTTP/1.0, or chunked
             // not (once, and) last leave the body length unknowable.
+            // Framing first: chunked not (once, and) last is a 400 (MUST),
+            // even when a coding we do not know comes with it; 501 is for
+            // a known framing with a coding we cannot undo (`gzip, chunked`).
             if contentLength != nil { throw .contentLengthWithTransferEncoding }
-            if unknownCoding { throw .unsupportedTransferEncoding }
             if version == .http1_0 || chunkedCount != 1 || !lastCodingIsChunked { throw .invalidTransferEncoding }
+            if unknownCoding { throw .unsupportedTransferEncoding }
             framing = .chunked
         } else if let contentLength {
             if contentLength > limits.maximumBodyBytes { throw .bodyTooLarge }

@@ -203,7 +203,10 @@ struct RequestParserTests {
         ("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", .invalidContentLength),
         ("POST / HTTP/1.1\r\nContent-Length: 1, 2\r\n\r\n", .invalidContentLength),
         ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 1\r\n\r\n", .contentLengthWithTransferEncoding),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", .unsupportedTransferEncoding),
+        ("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", .invalidTransferEncoding),
+        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked, identity\r\n\r\n", .invalidTransferEncoding),
+        ("POST / HTTP/1.1\r\nTransfer-Encoding: identity\r\n\r\n", .invalidTransferEncoding),
+        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n", .invalidTransferEncoding),
         ("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", .unsupportedTransferEncoding),
         ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", .invalidTransferEncoding),
         ("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", .invalidTransferEncoding),
@@ -214,6 +217,10 @@ struct RequestParserTests {
         ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n", .invalidChunkedBody),
         ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n", .invalidChunkedBody),
         ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n bad trailer\r\n\r\n", .invalidChunkedBody),
+        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nnocolon\r\n\r\n", .invalidChunkedBody),
+        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T : 1\r\n\r\n", .invalidChunkedBody),
+        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n: empty name\r\n\r\n", .invalidChunkedBody),
+        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nGET /smuggled HTTP/1.1\r\n\r\n", .invalidChunkedBody),
     ])
     func refusesMalformedRequests(text: String, error: RequestParseError) {
         #expect(parseError(text) == error)

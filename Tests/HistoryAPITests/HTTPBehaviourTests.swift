@@ -87,10 +87,16 @@ struct HTTPBehaviourTests {
         }
     }
 
+    /// A coding we cannot undo on a body we can frame is 501; a body we
+    /// cannot even frame (chunked not last) is 400, as RFC 9112 §6.3 requires.
     @Test func transferCodingsOtherThanChunkedAreNotImplemented() throws {
         try withRunningServer { client in
-            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n"))
+            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"))
             expectError(try client.receive(), 501, "not_implemented")
+        }
+        try withRunningServer { client in
+            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n"))
+            expectError(try client.receive(), 400, "bad_request")
         }
     }
 
