@@ -17,18 +17,27 @@ public struct StoreConfiguration: Sendable {
     public var busyTimeoutMilliseconds: Int32
     /// The most appends the writer commits in one transaction.
     public var maximumBatchSize: Int
+    /// The size the WAL file is cut back to when SQLite starts it over
+    /// after a checkpoint (`journal_size_limit`). Without it the file keeps
+    /// the largest size it ever reached, e.g. while a long read held back
+    /// checkpoints during a burst of appends. Default 64 MiB: far above the
+    /// ~8 MiB a checkpoint normally leaves, so it is not truncated and
+    /// regrown on every cycle.
+    public var walSizeLimitBytes: Int64
     /// Called on the writer after every committed batch with its size; the
     /// server feeds its metrics from it.
     public var onBatchCommitted: (@Sendable (_ size: Int) -> Void)?
 
     public init(path: String, durability: Durability = .full, readerCount: Int = 4,
                 busyTimeoutMilliseconds: Int32 = 5_000, maximumBatchSize: Int = 512,
+                walSizeLimitBytes: Int64 = 64 << 20,
                 onBatchCommitted: (@Sendable (_ size: Int) -> Void)? = nil) {
         self.path = path
         self.durability = durability
         self.readerCount = readerCount
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.maximumBatchSize = maximumBatchSize
+        self.walSizeLimitBytes = walSizeLimitBytes
         self.onBatchCommitted = onBatchCommitted
     }
 }

@@ -43,6 +43,9 @@ public final class SQLiteHistoryStore: HistoryStore {
         guard configuration.maximumBatchSize >= 1 else {
             throw .invalid(field: "maximumBatchSize", reason: "must be at least 1")
         }
+        guard configuration.walSizeLimitBytes >= 0 else {
+            throw .invalid(field: "walSizeLimitBytes", reason: "must be at least 0")
+        }
         let migrator = try Migrator(migrations: migrations)
         try Self.createFolder(for: configuration.path)
 
@@ -69,6 +72,7 @@ public final class SQLiteHistoryStore: HistoryStore {
             // write survives power loss. NORMAL syncs only at checkpoints.
             let synchronous = configuration.durability == .full ? "FULL" : "NORMAL"
             try connection.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            try connection.execute(sql: "PRAGMA journal_size_limit = \(configuration.walSizeLimitBytes)")
             try connection.execute(sql: "PRAGMA foreign_keys = ON")
         }
         try migrator.migrate(connection)
