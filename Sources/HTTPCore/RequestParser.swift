@@ -91,7 +91,8 @@ public struct RequestParser: Sendable {
     /// once that line has ended: what the access log names for a request
     /// refused before its head was complete (431, a 413 by Content-Length,
     /// a bad field, a head timeout). Nil when no whole line is there or it
-    /// does not start with a method and a target.
+    /// is not a method, a target and an `HTTP/` version: a line that does
+    /// not parse names nothing (the log writes `-`).
     public var bufferedRequestLine: (method: String, target: String)? {
         buffer.withUnsafeBufferPointer { bytes -> (method: String, target: String)? in
             var index = start
@@ -103,8 +104,12 @@ public struct RequestParser: Sendable {
             index += 1
             let targetStart = index
             while index < bytes.count, bytes[index] > HTTPSyntax.space, bytes[index] != 0x7F { index += 1 }
-            guard index > targetStart, bytes[targetStart...].contains(HTTPSyntax.lf) else { return nil }
-            return (HTTPSyntax.string(bytes, method), HTTPSyntax.string(bytes, targetStart..<index))
+            let target = targetStart..<index
+            let version = Array(" HTTP/".utf8)
+            guard !target.isEmpty, index + version.count <= bytes.count,
+                  bytes[index..<(index + version.count)].elementsEqual(version),
+                  bytes[index...].contains(HTTPSyntax.lf) else { return nil }
+            return (HTTPSyntax.string(bytes, method), HTTPSyntax.string(bytes, target))
         }
     }
 

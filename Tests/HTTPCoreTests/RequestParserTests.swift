@@ -162,6 +162,23 @@ struct RequestParserTests {
         #expect(try parse("HELLO\r\n").isEmpty)  // the whole head says what is wrong
     }
 
+    /// What the access log names for a head refused before it was whole:
+    /// a request line that parses, and nothing for one that does not.
+    @Test(arguments: [
+        ("GET /a?b=1 HTTP/1.1\r\nX-Big: 1", "GET", "/a?b=1"),
+        ("\r\nPOST /v1 HTTP/1.0\n", "POST", "/v1"),
+        ("NOT A REQUEST\r\n\r\n", nil, nil),
+        ("GET /a\r\n", nil, nil),
+        ("GET /a HTTP/1.1", nil, nil),
+        ("GET  HTTP/1.1\r\n", nil, nil),
+    ] as [(String, String?, String?)])
+    func bufferedRequestLineNamesOnlyALineThatParses(text: String, method: String?, target: String?) {
+        var parser = RequestParser(limits: HTTPLimits())
+        parser.append(Array(text.utf8))
+        let line = parser.bufferedRequestLine
+        #expect(line?.method == method && line?.target == target, "\(String(describing: line))")
+    }
+
     @Test func continueOnlyForHTTP11() throws {
         let old = try parse("POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx")
         #expect(old.first?.expectsContinue == false)
