@@ -228,12 +228,16 @@ struct PageTests {
         try await withTemporaryStore { store in
             try await store.make("c")
             try store.seed(10, to: "c")
-            // The page queries must seek on the primary key, never scan or sort.
-            let plan = try queryStrings(store.configuration.path, """
-                EXPLAIN QUERY PLAN SELECT id FROM messages WHERE conversation_seq = 1 AND id < 5 ORDER BY id DESC LIMIT 50
-                """, column: 3)
-            #expect(plan.contains { $0.contains("SEARCH messages USING PRIMARY KEY") }, "\(plan)")
-            #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+            // The page queries must seek on the rowid (place), never scan or sort.
+            for order in ["DESC", "ASC"] {
+                let plan = try queryStrings(store.configuration.path, """
+                    EXPLAIN QUERY PLAN SELECT id FROM messages WHERE place > 68719476736 AND place < 68719476741
+                    ORDER BY place \(order) LIMIT 50
+                    """, column: 3)
+                #expect(plan.contains { $0.contains("SEARCH messages USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)") },
+                        "\(plan)")
+                #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+            }
             let feedPlan = try queryStrings(store.configuration.path, """
                 EXPLAIN QUERY PLAN SELECT id FROM messages
                 WHERE conversation_seq = 1 AND version > 3 AND +id >= 1 AND +id <= 9 ORDER BY version LIMIT 10

@@ -2,9 +2,9 @@
 /// transaction, so the conversation row (version, oldest_id, newest_id) and
 /// the messages come from the same snapshot and the page flags are exact.
 ///
-/// Keyset reads only: each page is a seek on the `(conversation_seq, id)`
-/// primary key of the WITHOUT ROWID `messages` table plus a scan of at most
-/// `limit` rows, whatever the depth; never OFFSET.
+/// Keyset reads only: each page is a seek on `place` (the rowid of
+/// `messages`, see `MessagePlace`) plus a scan of at most `limit` rows,
+/// whatever the depth; never OFFSET.
 struct StoreReads {
     let connection: Connection
     let directory: ConversationDirectory
@@ -152,43 +152,55 @@ struct StoreReads {
 
     /// The newest `limit` messages, ascending.
     private func newest(seq: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> MessageRows {
-        var rows = try messageRows(conversation: conversation, capacity: limit, sql: """
-            SELECT \(StoredRows.messageColumns) FROM messages
-            WHERE conversation_seq = ? ORDER BY id DESC LIMIT ?
-            """, seq, limit)
+        var rows = try descending(from: MessagePlace.upperBound(seq: seq), to: MessagePlace.lowerBound(seq: seq),
+                                  limit: limit, conversation: conversation)
         rows.reverse()
         return rows
     }
 
     /// Up to `limit` messages below `id`, closest first (descending).
     private func below(seq: Int64, id: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> MessageRows {
-        try messageRows(conversation: conversation, capacity: limit, sql: """
-            SELECT \(StoredRows.messageColumns) FROM messages
-            WHERE conversation_seq = ? AND id < ? ORDER BY id DESC LIMIT ?
-            """, seq, id, limit)
+        try descending(from: MessagePlace.cursor(seq: seq, id: id), to: MessagePlace.lowerBound(seq: seq),
+                       limit: limit, conversation: conversation)
     }
 
     /// Up to `limit` messages above `id`, ascending.
     private func above(seq: Int64, id: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> MessageRows {
-        try messageRows(conversation: conversation, capacity: limit, sql: """
-            SELECT \(StoredRows.messageColumns) FROM messages
-            WHERE conversation_seq = ? AND id > ? ORDER BY id ASC LIMIT ?
-            """, seq, id, limit)
+        try ascending(from: MessagePlace.cursor(seq: seq, id: id), to: MessagePlace.upperBound(seq: seq),
+                      limit: limit, conversation: conversation)
     }
 
     private func between(seq: Int64, after: Int64, before: Int64, limit: Int,
                          conversation: ConversationID) throws(StoreError) -> MessageRows {
+        try ascending(from: MessagePlace.cursor(seq: seq, id: after), to: MessagePlace.cursor(seq: seq, id: before),
+                      limit: limit, conversation: conversation)
+    }
+
+    /// Up to `limit` messages with `lower < place < upper`, highest first:
+    /// one seek on the rowid B-tree and a scan back.
+    private func descending(from upper: Int64, to lower: Int64, limit: Int,
+                            conversation: ConversationID) throws(StoreError) -> MessageRows {
         try messageRows(conversation: conversation, capacity: limit, sql: """
             SELECT \(StoredRows.messageColumns) FROM messages
-            WHERE conversation_seq = ? AND id > ? AND id < ? ORDER BY id ASC LIMIT ?
-            """, seq, after, before, limit)
+            WHERE place > ? AND place < ? ORDER BY place DESC LIMIT ?
+            """, lower, upper, limit)
+    }
+
+    /// Up to `limit` messages with `lower < place < upper`, lowest first.
+    private func ascending(from lower: Int64, to upper: Int64, limit: Int,
+                           conversation: ConversationID) throws(StoreError) -> MessageRows {
+        try messageRows(conversation: conversation, capacity: limit, sql: """
+            SELECT \(StoredRows.messageColumns) FROM messages
+            WHERE place > ? AND place < ? ORDER BY place ASC LIMIT ?
+            """, lower, upper, limit)
     }
 
     /// The message `id` as zero or one rows.
     private func one(seq: Int64, id: Int64, conversation: ConversationID) throws(StoreError) -> MessageRows {
-        try messageRows(conversation: conversation, capacity: 1, sql: """
-            SELECT \(StoredRows.messageColumns) FROM messages WHERE conversation_seq = ? AND id = ?
-            """, seq, id)
+        guard MessagePlace.holds(id) else { return MessageRows(conversationID: conversation) }
+        return try messageRows(conversation: conversation, capacity: 1, sql: """
+            SELECT \(StoredRows.messageColumns) FROM messages WHERE place = ?
+            """, MessagePlace.of(seq: seq, id: id))
     }
 
     /// Runs a cached query selecting `StoredRows.messageColumns` and keeps its rows.
@@ -209,8 +221,10 @@ struct StoreReads {
     private func countAbove(seq: Int64, id: Int64, atMost: Int) throws(StoreError) -> Int {
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
-                SELECT count(*) FROM (SELECT 1 FROM messages WHERE conversation_seq = ? AND id > ? LIMIT ?)
-                """).firstRow(seq, id, atMost) { Int($0.int64(0)) } ?? 0
+                SELECT count(*) FROM (SELECT 1 FROM messages WHERE place > ? AND place < ? LIMIT ?)
+                """).firstRow(MessagePlace.cursor(seq: seq, id: id), MessagePlace.upperBound(seq: seq), atMost) {
+                    Int($0.int64(0))
+                } ?? 0
         }
     }
 }

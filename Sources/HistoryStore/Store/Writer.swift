@@ -200,12 +200,20 @@ final class Writer: @unchecked Sendable {
             conversationID = try unusedGeneratedID()
         }
         let createdAt = Timestamp.now()
+        // Chosen here rather than by SQLite, so that a seq the message
+        // layout cannot hold is refused before anything is written.
         let seq = try sqlite { () throws(SQLiteError) in
-            try connection.cachedStatement(sql: """
-                INSERT INTO conversations (id, title, created_at) VALUES (?, ?, ?) RETURNING seq
-                """).firstRow(conversationID.rawValue, title, createdAt.millisecondsSinceEpoch) { $0.int64(0) }
+            try connection.cachedStatement(sql: "SELECT coalesce(max(seq), 0) + 1 FROM conversations")
+                .firstRow { $0.int64(0) } ?? 1
         }
-        guard let seq else { throw .storage(code: SQLITE_ERROR, message: "INSERT ... RETURNING returned no row") }
+        guard seq <= MessagePlace.maximumSeq else {
+            throw .storage(code: SQLITE_FULL, message: "no room for another conversation: the store holds \(MessagePlace.maximumSeq)")
+        }
+        try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: """
+                INSERT INTO conversations (seq, id, title, created_at) VALUES (?, ?, ?, ?)
+                """).execute(seq, conversationID.rawValue, title, createdAt.millisecondsSinceEpoch)
+        }
         batchSeqs[conversationID.rawValue] = seq
         return Conversation(id: conversationID, title: title, createdAt: createdAt, messageCount: 0,
                             oldestID: nil, newestID: nil, version: 0)
@@ -233,6 +241,7 @@ final class Writer: @unchecked Sendable {
         if let replyTo = new.replyTo, try !exists(seq: seq, id: replyTo) {
             throw .replyTargetNotFound(messageID: replyTo)
         }
+        guard nextMessageID <= MessagePlace.maximumID else { throw Self.idsExhausted }
         var counters = try self.counters(seq: seq, id: conversation)
         counters.version += 1
         // Taken before the INSERT and never given back: if the statement
@@ -242,10 +251,10 @@ final class Writer: @unchecked Sendable {
         let createdAt = Timestamp.now()
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
-                INSERT INTO messages (conversation_seq, id, sender, body, created_at, reply_to,
+                INSERT INTO messages (place, sender, body, created_at, reply_to,
                                       client_id, client_fingerprint, created_version, version)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(seq, id, new.sender, new.body, createdAt.millisecondsSinceEpoch, new.replyTo,
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(MessagePlace.of(seq: seq, id: id), new.sender, new.body, createdAt.millisecondsSinceEpoch, new.replyTo,
                              new.clientID, fingerprint, counters.version, counters.version)
         }
         counters.appended += 1
@@ -265,8 +274,8 @@ final class Writer: @unchecked Sendable {
         let editedAt = Timestamp.now()
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
-                UPDATE messages SET body = ?, edited_at = ?, version = ? WHERE conversation_seq = ? AND id = ?
-                """).execute(body, editedAt.millisecondsSinceEpoch, counters.version, seq, messageID)
+                UPDATE messages SET body = ?, edited_at = ?, version = ? WHERE place = ?
+                """).execute(body, editedAt.millisecondsSinceEpoch, counters.version, MessagePlace.of(seq: seq, id: messageID))
         }
         pending[seq] = counters
         var edited = current
@@ -284,8 +293,8 @@ final class Writer: @unchecked Sendable {
         counters.version += 1
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
-                UPDATE messages SET body = '', deleted = 1, version = ? WHERE conversation_seq = ? AND id = ?
-                """).execute(counters.version, seq, messageID)
+                UPDATE messages SET body = '', deleted = 1, version = ? WHERE place = ?
+                """).execute(counters.version, MessagePlace.of(seq: seq, id: messageID))
         }
         pending[seq] = counters
         var tombstone = current
@@ -304,6 +313,7 @@ final class Writer: @unchecked Sendable {
         -> (ids: ClosedRange<Int64>, version: Int64)? {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !messages.isEmpty else { return nil }
+        guard nextMessageID + Int64(messages.count) - 1 <= MessagePlace.maximumID else { throw Self.idsExhausted }
         let firstID = nextMessageID
         // Advanced before writing: if COMMIT fails half-way these ids may
         // still reach the file, so they are never handed out again.
@@ -333,10 +343,10 @@ final class Writer: @unchecked Sendable {
                 let fingerprint = new.clientID == nil ? nil : StoredRows.clientFingerprint(sender: new.sender, body: new.body)
                 try sqlite { () throws(SQLiteError) in
                     try connection.cachedStatement(sql: """
-                        INSERT INTO messages (conversation_seq, id, sender, body, created_at, reply_to,
+                        INSERT INTO messages (place, sender, body, created_at, reply_to,
                                               client_id, client_fingerprint, created_version, version)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """).execute(seq, firstID + Int64(offset), new.sender, new.body, createdAt, new.replyTo,
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """).execute(MessagePlace.of(seq: seq, id: firstID + Int64(offset)), new.sender, new.body, createdAt, new.replyTo,
                                      new.clientID, fingerprint, version, version)
                 }
             }
@@ -373,21 +383,28 @@ final class Writer: @unchecked Sendable {
     private func existingMessage(_ messageID: Int64, in conversation: ConversationID) throws(StoreError)
         -> (seq: Int64, message: Message) {
         guard let seq = try seq(of: conversation) else { throw .conversationNotFound(conversation) }
+        guard MessagePlace.holds(messageID) else { throw .messageNotFound(conversation, messageID: messageID) }
         let message = try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
-                SELECT \(StoredRows.messageColumns) FROM messages WHERE conversation_seq = ? AND id = ?
-                """).firstRow(seq, messageID) { StoredRows.message($0, in: conversation) }
+                SELECT \(StoredRows.messageColumns) FROM messages WHERE place = ?
+                """).firstRow(MessagePlace.of(seq: seq, id: messageID)) { StoredRows.message($0, in: conversation) }
         }
         guard let message else { throw .messageNotFound(conversation, messageID: messageID) }
         return (seq, message)
     }
 
     private func exists(seq: Int64, id: Int64) throws(StoreError) -> Bool {
-        try sqlite { () throws(SQLiteError) in
-            try connection.cachedStatement(sql: "SELECT 1 FROM messages WHERE conversation_seq = ? AND id = ?")
-                .firstRow(seq, id) { _ in true } ?? false
+        guard MessagePlace.holds(id) else { return false }
+        return try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: "SELECT 1 FROM messages WHERE place = ?")
+                .firstRow(MessagePlace.of(seq: seq, id: id)) { _ in true } ?? false
         }
     }
+
+    /// Past `MessagePlace.maximumID` the store is full for messages: a
+    /// storage-full error (507 over HTTP), nothing written.
+    private static let idsExhausted = StoreError.storage(
+        code: SQLITE_FULL, message: "no room for another message: ids end at \(MessagePlace.maximumID)")
 
     private func unusedGeneratedID() throws(StoreError) -> ConversationID {
         for _ in 0..<8 {
