@@ -13,8 +13,9 @@ struct StoreReads {
 
     /// The conversation row and its internal key, or `.conversationNotFound`.
     func conversation(_ id: ConversationID) throws(StoreError) -> (seq: Int64, conversation: Conversation) {
+        let known = directory.seq(of: id)
         let found = try sqlite { () throws(SQLiteError) in
-            if let seq = directory.seq(of: id) {
+            if let seq = known {
                 return try connection.cachedStatement(sql: """
                     SELECT \(StoredRows.conversationColumns) FROM conversations WHERE seq = ?
                     """).firstRow(seq, map: StoredRows.conversation) ?? nil
@@ -24,7 +25,9 @@ struct StoreReads {
                 """).firstRow(id.rawValue, map: StoredRows.conversation) ?? nil
         }
         guard let found else { throw .conversationNotFound(id) }
-        directory.remember(id, seq: found.seq)
+        // Only a new mapping is written: every reader writing the shared
+        // directory on every read would pass its lock and lines between cores.
+        if known == nil { directory.remember(id, seq: found.seq) }
         return found
     }
 
