@@ -14,23 +14,17 @@ struct MessageLayoutTests {
     /// then opened by today's store: every row, counter and client id is kept.
     @Test func aDatabaseOfTheFirstLayoutIsCarriedOverWhole() async throws {
         try await withTemporaryPath { path in
-            let first = try #require(try Migration.bundled().first)
-            do {
-                let connection = try Connection(path: path)
-                defer { connection.close() }
-                _ = try Migrator(migrations: [first]).migrate(connection)
-                try connection.execute(sql: """
-                    INSERT INTO conversations (seq, id, title, created_at, message_count, oldest_id, newest_id, version)
-                    VALUES (1, 'a', 'A', 1000, 3, 1, 5, 5), (2, 'b', NULL, 2000, 2, 2, 4, 2);
-                    INSERT INTO messages (conversation_seq, id, sender, body, created_at, edited_at, deleted, reply_to,
-                                          client_id, client_fingerprint, created_version, version)
-                    VALUES (1, 1, 'ana', 'one', 1001, 1500, 0, NULL, 'k1', \(StoredRows.clientFingerprint(sender: "ana", body: "first")), 1, 5),
-                           (1, 3, 'bo', '', 1003, NULL, 1, 1, NULL, NULL, 2, 4),
-                           (1, 5, 'ana', 'five', 1005, NULL, 0, NULL, NULL, NULL, 3, 3),
-                           (2, 2, 'cy', 'two', 2002, NULL, 0, NULL, NULL, NULL, 1, 1),
-                           (2, 4, 'cy', 'four', 2004, NULL, 0, 2, NULL, NULL, 2, 2);
-                    """)
-            }
+            try makeFirstLayoutDatabase(at: path, rows: """
+                INSERT INTO conversations (seq, id, title, created_at, message_count, oldest_id, newest_id, version)
+                VALUES (1, 'a', 'A', 1000, 3, 1, 5, 5), (2, 'b', NULL, 2000, 2, 2, 4, 2);
+                INSERT INTO messages (conversation_seq, id, sender, body, created_at, edited_at, deleted, reply_to,
+                                      client_id, client_fingerprint, created_version, version)
+                VALUES (1, 1, 'ana', 'one', 1001, 1500, 0, NULL, 'k1', \(StoredRows.clientFingerprint(sender: "ana", body: "first")), 1, 5),
+                       (1, 3, 'bo', '', 1003, NULL, 1, 1, NULL, NULL, 2, 4),
+                       (1, 5, 'ana', 'five', 1005, NULL, 0, NULL, NULL, NULL, 3, 3),
+                       (2, 2, 'cy', 'two', 2002, NULL, 0, NULL, NULL, NULL, 1, 1),
+                       (2, 4, 'cy', 'four', 2004, NULL, 0, 2, NULL, NULL, 2, 2);
+                """)
             let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
             defer { store.close() }
             #expect(try queryStrings(path, "SELECT version FROM schema_migrations ORDER BY version") == ["1", "2"])
@@ -61,17 +55,11 @@ struct MessageLayoutTests {
     /// as it was: nothing of 0002 applied.
     @Test func aDatabaseWithIdsPastTheLayoutIsRefusedUntouched() async throws {
         try await withTemporaryPath { path in
-            let first = try #require(try Migration.bundled().first)
-            do {
-                let connection = try Connection(path: path)
-                defer { connection.close() }
-                _ = try Migrator(migrations: [first]).migrate(connection)
-                try connection.execute(sql: """
-                    INSERT INTO conversations (seq, id, created_at) VALUES (1, 'a', 0);
-                    INSERT INTO messages (conversation_seq, id, sender, body, created_at, created_version, version)
-                    VALUES (1, \(MessagePlace.maximumID + 1), 's', 'b', 0, 1, 1);
-                    """)
-            }
+            try makeFirstLayoutDatabase(at: path, rows: """
+                INSERT INTO conversations (seq, id, created_at) VALUES (1, 'a', 0);
+                INSERT INTO messages (conversation_seq, id, sender, body, created_at, created_version, version)
+                VALUES (1, \(MessagePlace.maximumID + 1), 's', 'b', 0, 1, 1);
+                """)
             do {
                 _ = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
                 Issue.record("a database with an id past 2^36 - 1 was migrated")
@@ -184,6 +172,16 @@ struct MessageLayoutTests {
             #expect(throws: StoreError.conversationNotFound(cid("one-too-many"))) { try store.conversation(cid("one-too-many")) }
             #expect(try store.checkIntegrity() == ["ok"])
         }
+    }
+
+    /// A database with only migration 0001 applied (the `WITHOUT ROWID`
+    /// layout), holding what `rows` inserts.
+    private func makeFirstLayoutDatabase(at path: String, rows: String) throws {
+        let first = try #require(try Migration.bundled().first)
+        let connection = try Connection(path: path)
+        defer { connection.close() }
+        _ = try Migrator(migrations: [first]).migrate(connection)
+        try connection.execute(sql: rows)
     }
 
     @Test func placesOrderByConversationThenId() {
