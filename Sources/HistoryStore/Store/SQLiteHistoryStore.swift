@@ -74,6 +74,12 @@ public final class SQLiteHistoryStore: HistoryStore {
             try connection.execute(sql: "PRAGMA synchronous = \(synchronous)")
             try connection.execute(sql: "PRAGMA journal_size_limit = \(configuration.walSizeLimitBytes)")
             try connection.execute(sql: "PRAGMA foreign_keys = ON")
+            // A deleted or edited message's old text is overwritten with
+            // zeros where it lay instead of left in free space: a tombstone
+            // erases the content from the file (at the next checkpoint),
+            // whatever default the SQLite build has (Debian's is on, others'
+            // off).
+            try connection.execute(sql: "PRAGMA secure_delete = ON")
         }
         try migrator.migrate(connection)
         let writer = try Writer(connection: connection)
