@@ -40,6 +40,9 @@ struct PageAndAppendBenchmark: AsyncParsableCommand {
     @Option(help: "Folder for the database (default: a new temporary folder, removed afterwards).")
     var directory: String?
 
+    @Flag(help: "Readers open with SQLite's default VFS, without prefetching pages (to measure what it gains).")
+    var noPrefetch = false
+
     @Flag(help: "Keep the database afterwards.")
     var keep = false
 
@@ -66,12 +69,13 @@ struct PageAndAppendBenchmark: AsyncParsableCommand {
 
         let batches = Locked((count: 0, items: 0))
         let store = try SQLiteHistoryStore(configuration: StoreConfiguration(
-            path: path, durability: .full,
+            path: path, durability: .full, prefetchesPages: !noPrefetch,
             onBatchCommitted: { size in batches.withLock { $0.count += 1; $0.items += size } }))
         defer { store.close() }
 
         print("history-store-bench: \(grouped(Double(messages))) messages in one conversation + "
-            + "\(grouped(Double(shortConversations))) x \(grouped(Double(shortMessages))), limit \(limit), durability full")
+            + "\(grouped(Double(shortConversations))) x \(grouped(Double(shortMessages))), limit \(limit), durability full, "
+            + "pages \(noPrefetch ? "not prefetched" : "prefetched")")
         print("database: \(path)")
 
         // MARK: Load

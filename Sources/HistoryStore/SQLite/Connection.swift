@@ -21,11 +21,12 @@ final class Connection {
     private var cache = StatementCache()
     private(set) var isOpen = true
 
-    /// Opens (creating when missing) the database at `path`.
-    init(path: String) throws(SQLiteError) {
+    /// Opens (creating when missing) the database at `path`, through the
+    /// VFS named `vfs` (nil: SQLite's default).
+    init(path: String, vfs: String? = nil) throws(SQLiteError) {
         var database: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let code = sqlite3_open_v2(path, &database, flags, nil)
+        let code = sqlite3_open_v2(path, &database, flags, vfs)
         guard code == SQLITE_OK, let database else {
             let message = database.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"
             // "Whether or not an error occurs when it is opened, resources
@@ -81,6 +82,14 @@ final class Connection {
     func setBusyTimeout(milliseconds: Int32) throws(SQLiteError) {
         let code = sqlite3_busy_timeout(handle, milliseconds)
         guard code == SQLITE_OK else { throw SQLiteError(code: code, message: lastErrorMessage) }
+    }
+
+    /// The main database's open file, as its VFS made it (for checks of
+    /// which VFS serves the connection).
+    var mainFile: UnsafeMutablePointer<sqlite3_file>? {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK else { return nil }
+        return file
     }
 
     var lastErrorMessage: String {

@@ -110,9 +110,10 @@ public final class SQLiteHistoryStore: HistoryStore {
     /// How much of the file each reader maps (see `openReader`).
     static let readerMemoryMapBytes = 1 << 30
 
-    private static func openReader(_ configuration: StoreConfiguration) throws(StoreError) -> Connection {
+    static func openReader(_ configuration: StoreConfiguration) throws(StoreError) -> Connection {
         try sqlite { () throws(SQLiteError) in
-            let reader = try Connection(path: configuration.path)
+            let reader = try Connection(path: configuration.path,
+                                        vfs: configuration.prefetchesPages ? PrefetchingVFS.name : nil)
             try reader.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds)
             // Readers never write: refuse it, so a bug cannot bypass the writer.
             try reader.execute(sql: "PRAGMA query_only = 1")
@@ -122,10 +123,11 @@ public final class SQLiteHistoryStore: HistoryStore {
             // deep page costs close to what the (always cached) newest page
             // costs (guarantee 4; measured with history-store-bench on 1M
             // messages: deep pages 1.36x the newest without the map, about
-            // 1.15x with it, the rest being CPU cache misses on a cold leaf;
-            // 2 MiB pages for the map changed nothing, so not the TLB). The map is address space, not memory; pages in the WAL
-            // are still read normally. SQLite caps it at its compile-time
-            // maximum (2 GiB on Debian's build).
+            // 1.2x with it, the rest being CPU cache misses on a cold leaf,
+            // which `PrefetchingVFS` overlaps; 2 MiB pages for the map
+            // changed nothing, so not the TLB). The map is address space,
+            // not memory; pages in the WAL are still read normally. SQLite
+            // caps it at its compile-time maximum (2 GiB on Debian's build).
             try reader.execute(sql: "PRAGMA mmap_size = \(readerMemoryMapBytes)")
             return reader
         }
