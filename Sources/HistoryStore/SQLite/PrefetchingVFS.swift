@@ -31,8 +31,9 @@ import Synchronization
 /// Related SQLite documentation: <https://www.sqlite.org/vfs.html>,
 /// <https://www.sqlite.org/c3ref/io_methods.html> (xFetch).
 enum PrefetchingVFS {
-    /// The name to open readers with, or nil when there is no default VFS
-    /// with a memory map to wrap (readers then open with the default).
+    /// The name to open readers with, or nil when SQLite has no default
+    /// VFS to wrap or refused the registration (readers then open with the
+    /// default). Registered on first use, once per process.
     static let name: String? = register()
 
     private static let vfsName = "history-prefetch"
@@ -40,7 +41,8 @@ enum PrefetchingVFS {
     /// The default VFS, immutable once registration has run.
     private nonisolated(unsafe) static var base: UnsafeMutablePointer<sqlite3_vfs>?
 
-    /// Where, in our file object, the original I/O methods are kept.
+    /// Where, in our file object, the original I/O methods are kept: after
+    /// the default VFS's file object, rounded up to pointer alignment.
     private nonisolated(unsafe) static var originalOffset = 0
 
     /// One wrapped copy per original I/O methods table (the default VFS
@@ -49,7 +51,7 @@ enum PrefetchingVFS {
     private static let wrappedTables = Mutex<[UInt: UInt]>([:])
 
     private static func register() -> String? {
-        guard let found = sqlite3_vfs_find(nil), found.pointee.iVersion >= 1 else { return nil }
+        guard let found = sqlite3_vfs_find(nil) else { return nil }
         base = found
         originalOffset = (Int(found.pointee.szOsFile) + 7) & ~7
         var vfs = found.pointee
