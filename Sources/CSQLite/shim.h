@@ -8,14 +8,10 @@ static inline sqlite3_destructor_type csqlite_transient(void) {
     return SQLITE_TRANSIENT;
 }
 
-/// sqlite3_config is variadic, so Swift cannot call it directly.
-static inline int csqlite_config_multithread(void) {
-    return sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
-}
-
-/// Asks the CPU to bring `length` bytes from `start` into its caches, one
-/// cache line (64 bytes on x86-64, at most that elsewhere) at a time,
-/// without waiting for them. Swift has no prefetch intrinsic.
+/// Asks the CPU to bring `length` bytes from `start` into its caches
+/// without waiting for them, one prefetch every 64 bytes (the cache line of
+/// x86-64 and most ARM cores; where lines are longer, some prefetches
+/// repeat, which is harmless). Swift has no prefetch intrinsic.
 static inline void csqlite_prefetch(const void *start, int length) {
     const char *bytes = (const char *)start;
     for (int offset = 0; offset < length; offset += 64) {
