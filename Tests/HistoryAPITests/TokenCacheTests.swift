@@ -5,19 +5,19 @@ import Testing
 struct TokenCacheTests {
     let secret = Array("a-secret-that-is-long-enough-for-hs256-0123".utf8)
 
-    func verifier(clock: ManualClock, capacity: Int = 10_000) throws -> TokenVerifier {
+    func verifier(clock: TokenTestClock, capacity: Int = 10_000) throws -> TokenVerifier {
         TokenVerifier(keys: try TokenKeys(hs256Secrets: [("k1", secret)]), audience: nil, issuer: nil,
                       clock: clock.reader, cacheCapacity: capacity)
     }
 
     @Test func aVerifiedTokenIsAnsweredFromTheCacheUntilExpiryPlusLeeway() throws {
-        let clock = ManualClock()
+        let clock = TokenTestClock()
         let verifier = try verifier(clock: clock)
-        let token = Substring(TokenMinter.hs256(#"{"sub":"ana","exp":\#(ManualClock.start + 100)}"#, kid: "k1", secret: secret))
+        let token = Substring(LiteralTokenMinter.hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 100)}"#, kid: "k1", secret: secret))
         #expect(verifier.verify(token: token) == .success(.user(UserID("ana")!)))
         #expect(verifier.cache.count == 1)
         let key = VerifiedTokenCache.key(for: Array(token.utf8))
-        #expect(verifier.cache.lookup(key, now: Double(ManualClock.start)) == .verified(.user(UserID("ana")!)))
+        #expect(verifier.cache.lookup(key, now: Double(TokenTestClock.start)) == .verified(.user(UserID("ana")!)))
 
         clock.advance(by: 159.999)
         #expect(verifier.verify(token: token) == .success(.user(UserID("ana")!)))
@@ -33,19 +33,19 @@ struct TokenCacheTests {
     }
 
     @Test func rejectedTokensAreNotCached() throws {
-        let clock = ManualClock()
+        let clock = TokenTestClock()
         let verifier = try verifier(clock: clock)
-        let forged = Substring(TokenMinter.hs256(#"{"sub":"ana","exp":\#(ManualClock.start + 100)}"#, kid: "k1",
+        let forged = Substring(LiteralTokenMinter.hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 100)}"#, kid: "k1",
                                                  secret: Array("some-other-secret-that-is-long-enough".utf8)))
-        let expired = Substring(TokenMinter.hs256(#"{"sub":"ana","exp":\#(ManualClock.start - 100)}"#, kid: "k1", secret: secret))
-        #expect(!verifier.verify(token: forged).isSuccess)
+        let expired = Substring(LiteralTokenMinter.hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start - 100)}"#, kid: "k1", secret: secret))
+        #expect(!verifier.verify(token: forged).isAccepted)
         #expect(verifier.verify(token: expired) == .failure(.expired))
         #expect(verifier.cache.count == 0)
     }
 
     @Test func anAdminTokenIsCachedAsAdmin() throws {
-        let verifier = try verifier(clock: ManualClock())
-        let token = Substring(TokenMinter.hs256(#"{"sub":"svc","scope":"admin","exp":\#(ManualClock.start + 100)}"#, kid: "k1", secret: secret))
+        let verifier = try verifier(clock: TokenTestClock())
+        let token = Substring(LiteralTokenMinter.hs256(#"{"sub":"svc","scope":"admin","exp":\#(TokenTestClock.start + 100)}"#, kid: "k1", secret: secret))
         #expect(verifier.verify(token: token) == .success(.admin(subject: "svc")))
         #expect(verifier.verify(token: token) == .success(.admin(subject: "svc")))
     }
@@ -92,16 +92,16 @@ struct TokenCacheTests {
     }
 
     @Test func capacityZeroDisablesCaching() throws {
-        let verifier = try verifier(clock: ManualClock(), capacity: 0)
-        let token = Substring(TokenMinter.hs256(#"{"sub":"ana","exp":\#(ManualClock.start + 100)}"#, kid: "k1", secret: secret))
-        #expect(verifier.verify(token: token).isSuccess)
+        let verifier = try verifier(clock: TokenTestClock(), capacity: 0)
+        let token = Substring(LiteralTokenMinter.hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 100)}"#, kid: "k1", secret: secret))
+        #expect(verifier.verify(token: token).isAccepted)
         #expect(verifier.cache.count == 0)
     }
 
     @Test func concurrentVerificationsAgree() async throws {
-        let verifier = try verifier(clock: ManualClock(), capacity: 50)
+        let verifier = try verifier(clock: TokenTestClock(), capacity: 50)
         let tokens = (0..<200).map { index in
-            Substring(TokenMinter.hs256(#"{"sub":"user\#(index)","exp":\#(ManualClock.start + 100)}"#, kid: "k1", secret: secret))
+            Substring(LiteralTokenMinter.hs256(#"{"sub":"user\#(index)","exp":\#(TokenTestClock.start + 100)}"#, kid: "k1", secret: secret))
         }
         let mismatches = await withTaskGroup(of: Int.self) { group in
             for worker in 0..<8 {

@@ -84,7 +84,7 @@ struct TokenInteropTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
 
-        let (status, output) = try Self.runPython(in: folder, arguments: [folder.path, String(ManualClock.start)])
+        let (status, output) = try Self.runPython(in: folder, arguments: [folder.path, String(TokenTestClock.start)])
         guard status == 0 else {
             if output.hasPrefix("MISSING") {
                 Issue.record("PyJWT is not importable (\(output.trimmingCharacters(in: .whitespacesAndNewlines))): run `pip install PyJWT cryptography`")
@@ -97,7 +97,7 @@ struct TokenInteropTests {
 
         let keys = try TokenKeys.load(hs256SecretFile: folder.appendingPathComponent("secrets").path,
                                       es256PublicKeys: [("e1", folder.appendingPathComponent("e1.pem").path)])
-        let verifier = TokenVerifier(keys: keys, audience: "chat", issuer: "app-backend", clock: ManualClock().reader)
+        let verifier = TokenVerifier(keys: keys, audience: "chat", issuer: "app-backend", clock: TokenTestClock().reader)
         func verify(_ name: String) throws -> Result<Caller, TokenRejection> {
             let token = try #require(tokens[name], "the script made no \(name) token")
             return verifier.verify(authorization: Substring("Bearer " + token))

@@ -15,12 +15,12 @@ struct TokenVerifierTests {
                       es256PublicKeyPEMs: [("e1", signingKey.publicKey.pemRepresentation)])
     }
 
-    func verifier(audience: String? = nil, issuer: String? = nil, clock: ManualClock = ManualClock()) throws -> TokenVerifier {
+    func verifier(audience: String? = nil, issuer: String? = nil, clock: TokenTestClock = TokenTestClock()) throws -> TokenVerifier {
         TokenVerifier(keys: try keys(), audience: audience, issuer: issuer, clock: clock.reader)
     }
 
     func hs256(_ claims: String, kid: String? = "k1", secret: [UInt8]? = nil) -> String {
-        TokenMinter.hs256(claims, kid: kid, secret: secret ?? secretOne)
+        LiteralTokenMinter.hs256(claims, kid: kid, secret: secret ?? secretOne)
     }
 
     func expectInvalid(_ result: Result<Caller, TokenRejection>, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -33,36 +33,36 @@ struct TokenVerifierTests {
     // MARK: Accepted
 
     @Test func acceptsAnHS256UserToken() throws {
-        let result = try verifier().verify(authorization: "Bearer " + hs256(#"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#))
+        let result = try verifier().verify(authorization: "Bearer " + hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#))
         #expect(result == .success(.user(UserID("ana")!)))
     }
 
     @Test func acceptsAnES256Token() throws {
-        let token = TokenMinter.es256(#"{"sub":"bo.b@x-y_z","exp":\#(ManualClock.start + 300)}"#, kid: "e1", key: signingKey)
+        let token = LiteralTokenMinter.es256(#"{"sub":"bo.b@x-y_z","exp":\#(TokenTestClock.start + 300)}"#, kid: "e1", key: signingKey)
         #expect(try verifier().verify(authorization: "Bearer " + token) == .success(.user(UserID("bo.b@x-y_z")!)))
     }
 
     @Test(arguments: ["admin", "read admin write", "admin write"])
     func aScopeListingAdminMakesAnAdmin(scope: String) throws {
-        let token = hs256(#"{"sub":"backend","scope":"\#(scope)","exp":\#(ManualClock.start + 300)}"#)
+        let token = hs256(#"{"sub":"backend","scope":"\#(scope)","exp":\#(TokenTestClock.start + 300)}"#)
         #expect(try verifier().verify(authorization: "Bearer " + token) == .success(.admin(subject: "backend")))
     }
 
     @Test(arguments: ["administrator", "read write", "", "Admin"])
     func otherScopesAreUsers(scope: String) throws {
-        let token = hs256(#"{"sub":"ana","scope":"\#(scope)","exp":\#(ManualClock.start + 300)}"#)
+        let token = hs256(#"{"sub":"ana","scope":"\#(scope)","exp":\#(TokenTestClock.start + 300)}"#)
         #expect(try verifier().verify(authorization: "Bearer " + token) == .success(.user(UserID("ana")!)))
     }
 
     @Test(arguments: ["bearer ", "BEARER ", "Bearer   ", "  Bearer "])
     func theSchemeIsCaseInsensitiveAndSpacesAreOptionalWhitespace(prefix: String) throws {
-        let token = hs256(#"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#)
+        let token = hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#)
         #expect(try verifier().verify(authorization: Substring(prefix + token + " ")) == .success(.user(UserID("ana")!)))
     }
 
     @Test func keysRotateByKid() throws {
         let verifier = try verifier()
-        let claims = #"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#
+        let claims = #"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#
         #expect(verifier.verify(authorization: "Bearer " + hs256(claims, kid: "k1", secret: secretOne)) == .success(.user(UserID("ana")!)))
         #expect(verifier.verify(authorization: "Bearer " + hs256(claims, kid: "k2", secret: secretTwo)) == .success(.user(UserID("ana")!)))
         // Each kid selects its own secret: the other one does not verify.
@@ -72,13 +72,13 @@ struct TokenVerifierTests {
 
     @Test func aTokenWithoutKidUsesTheOnlyKey() throws {
         let verifier = TokenVerifier(keys: try TokenKeys(hs256Secrets: [("only", secretOne)]), audience: nil, issuer: nil,
-                                     clock: ManualClock().reader)
-        let token = hs256(#"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#, kid: nil)
+                                     clock: TokenTestClock().reader)
+        let token = hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#, kid: nil)
         #expect(verifier.verify(authorization: "Bearer " + token) == .success(.user(UserID("ana")!)))
     }
 
     @Test func aTokenWithoutKidIsRefusedWhenSeveralKeysExist() throws {
-        expectInvalid(try verifier().verify(authorization: "Bearer " + hs256(#"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#, kid: nil)))
+        expectInvalid(try verifier().verify(authorization: "Bearer " + hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#, kid: nil)))
     }
 
     // MARK: Missing or malformed credentials
@@ -95,13 +95,13 @@ struct TokenVerifierTests {
     }
 
     @Test func aTokenWithSpacesInsideIsInvalid() throws {
-        let token = hs256(#"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#)
+        let token = hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#)
         let split = token.index(token.startIndex, offsetBy: 10)
         expectInvalid(try verifier().verify(authorization: Substring("Bearer " + token[..<split] + " " + token[split...])))
     }
 
     @Test func malformedStructureIsInvalid() throws {
-        let token = hs256(#"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#)
+        let token = hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#)
         let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         let verifier = try verifier()
         for bad in [
@@ -125,7 +125,7 @@ struct TokenVerifierTests {
         // "e30" is `{}`; "e31" decodes to the same bytes with a stray low bit set.
         #expect(Base64URL.decode("e30".utf8) == Array("{}".utf8))
         #expect(Base64URL.decode("e31".utf8) == nil)
-        let token = hs256(#"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#)
+        let token = hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#)
         var signature = String(token.split(separator: ".")[2])
         // A 32-byte MAC is 43 characters; the last carries 2 unused bits.
         let last = signature.removeLast()
@@ -138,19 +138,19 @@ struct TokenVerifierTests {
     // MARK: Algorithm and key
 
     @Test func algNoneIsRefused() throws {
-        let header = TokenMinter.encode(#"{"alg":"none","typ":"JWT","kid":"k1"}"#)
-        let claims = TokenMinter.encode(#"{"sub":"ana","scope":"admin","exp":\#(ManualClock.start + 300)}"#)
+        let header = LiteralTokenMinter.encode(#"{"alg":"none","typ":"JWT","kid":"k1"}"#)
+        let claims = LiteralTokenMinter.encode(#"{"sub":"ana","scope":"admin","exp":\#(TokenTestClock.start + 300)}"#)
         let verifier = try verifier()
         expectInvalid(verifier.verify(token: Substring(header + "." + claims + ".")))
         expectInvalid(verifier.verify(token: Substring(header + "." + claims + ".AAAA")))
-        let noKid = TokenMinter.encode(#"{"alg":"none"}"#)
+        let noKid = LiteralTokenMinter.encode(#"{"alg":"none"}"#)
         expectInvalid(verifier.verify(token: Substring(noKid + "." + claims + ".")))
     }
 
     @Test(arguments: ["HS384", "HS512", "RS256", "ES256", "PS256", "none", "hs256", "EdDSA", ""])
     func anAlgOtherThanTheKeysIsRefused(alg: String) throws {
-        let token = TokenMinter.sign(header: #"{"alg":"\#(alg)","kid":"k1"}"#,
-                                     claims: #"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#) { input in
+        let token = LiteralTokenMinter.sign(header: #"{"alg":"\#(alg)","kid":"k1"}"#,
+                                     claims: #"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#) { input in
             Array(HMAC<SHA256>.authenticationCode(for: input, using: SymmetricKey(data: secretOne)))
         }
         expectInvalid(try verifier().verify(token: Substring(token)))
@@ -160,44 +160,44 @@ struct TokenVerifierTests {
         // The alg-confusion attack: the ES256 key is public, so a forger
         // HMACs with its PEM text and hopes `alg` picks the algorithm.
         let pem = Array(signingKey.publicKey.pemRepresentation.utf8)
-        let token = TokenMinter.hs256(#"{"sub":"ana","scope":"admin","exp":\#(ManualClock.start + 300)}"#, kid: "e1", secret: pem)
+        let token = LiteralTokenMinter.hs256(#"{"sub":"ana","scope":"admin","exp":\#(TokenTestClock.start + 300)}"#, kid: "e1", secret: pem)
         expectInvalid(try verifier().verify(token: Substring(token)))
     }
 
     @Test func es256AgainstAnHMACKeyIsRefused() throws {
-        let token = TokenMinter.es256(#"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#, kid: "k1", key: signingKey)
+        let token = LiteralTokenMinter.es256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#, kid: "k1", key: signingKey)
         expectInvalid(try verifier().verify(token: Substring(token)))
     }
 
     @Test func unknownKidIsRefused() throws {
-        expectInvalid(try verifier().verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#, kid: "k3"))))
-        expectInvalid(try verifier().verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#, kid: ""))))
+        expectInvalid(try verifier().verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#, kid: "k3"))))
+        expectInvalid(try verifier().verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#, kid: ""))))
     }
 
     @Test func wrongKeysAndTamperingAreRefused() throws {
         let verifier = try verifier()
-        let claims = #"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#
+        let claims = #"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#
         expectInvalid(verifier.verify(token: Substring(hs256(claims, secret: Array("another-secret-also-long-enough-for-hs256".utf8)))))
-        expectInvalid(verifier.verify(token: Substring(TokenMinter.es256(claims, kid: "e1", key: P256.Signing.PrivateKey()))))
+        expectInvalid(verifier.verify(token: Substring(LiteralTokenMinter.es256(claims, kid: "e1", key: P256.Signing.PrivateKey()))))
 
         // The same signature over a payload changed to name an admin.
-        for token in [hs256(claims), TokenMinter.es256(claims, kid: "e1", key: signingKey)] {
+        for token in [hs256(claims), LiteralTokenMinter.es256(claims, kid: "e1", key: signingKey)] {
             let parts = token.split(separator: ".")
-            let forged = TokenMinter.encode(#"{"sub":"ana","scope":"admin","exp":\#(ManualClock.start + 300)}"#)
+            let forged = LiteralTokenMinter.encode(#"{"sub":"ana","scope":"admin","exp":\#(TokenTestClock.start + 300)}"#)
             expectInvalid(verifier.verify(token: Substring(parts[0] + "." + forged + "." + parts[2])))
         }
     }
 
     @Test func anES256SignatureInDERIsRefused() throws {
-        let token = TokenMinter.sign(header: #"{"alg":"ES256","kid":"e1"}"#,
-                                     claims: #"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#) { input in
+        let token = LiteralTokenMinter.sign(header: #"{"alg":"ES256","kid":"e1"}"#,
+                                     claims: #"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#) { input in
             Array(try! signingKey.signature(for: input).derRepresentation)
         }
         expectInvalid(try verifier().verify(token: Substring(token)))
     }
 
     @Test func headerProblemsAreInvalid() throws {
-        let claims = #"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#
+        let claims = #"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#
         let verifier = try verifier()
         for header in [
             #"["HS256"]"#, #""HS256""#, #"{}"#, #"{"alg":null,"kid":"k1"}"#, #"{"alg":256,"kid":"k1"}"#,
@@ -205,7 +205,7 @@ struct TokenVerifierTests {
             #"{"alg":"HS256","kid":"k1","crit":["exp"]}"#,
             #"{"alg":"HS256","alg":"HS256","kid":"k1"}"#, #"{"alg":"HS256","kid":"k1""#, "",
         ] {
-            let token = TokenMinter.sign(header: header, claims: claims) { input in
+            let token = LiteralTokenMinter.sign(header: header, claims: claims) { input in
                 Array(HMAC<SHA256>.authenticationCode(for: input, using: SymmetricKey(data: secretOne)))
             }
             expectInvalid(verifier.verify(token: Substring(token)))
@@ -242,21 +242,21 @@ struct TokenVerifierTests {
         #"{"sub":"ana","exp":EXP} x"#,
     ])
     func claimsOfTheWrongShapeAreInvalid(template: String) throws {
-        let claims = template.replacingOccurrences(of: "EXP", with: String(ManualClock.start + 300))
+        let claims = template.replacingOccurrences(of: "EXP", with: String(TokenTestClock.start + 300))
         expectInvalid(try verifier().verify(token: Substring(hs256(claims))))
     }
 
     @Test func aSubOf64CharactersIsAccepted() throws {
         let sub = String(repeating: "Z", count: 64)
-        let token = hs256(#"{"sub":"\#(sub)","exp":\#(ManualClock.start + 300)}"#)
+        let token = hs256(#"{"sub":"\#(sub)","exp":\#(TokenTestClock.start + 300)}"#)
         #expect(try verifier().verify(token: Substring(token)) == .success(.user(UserID(sub)!)))
     }
 
     @Test func audienceMustMatchWhenConfigured() throws {
         let verifier = try verifier(audience: "chat")
-        let exp = ManualClock.start + 300
-        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"aud":"chat"}"#))).isSuccess)
-        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"aud":["mail","chat"]}"#))).isSuccess)
+        let exp = TokenTestClock.start + 300
+        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"aud":"chat"}"#))).isAccepted)
+        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"aud":["mail","chat"]}"#))).isAccepted)
         expectInvalid(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"aud":"mail"}"#))))
         expectInvalid(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"aud":["mail"]}"#))))
         expectInvalid(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"aud":[]}"#))))
@@ -265,14 +265,14 @@ struct TokenVerifierTests {
     }
 
     @Test func audienceIsOnlyTypeCheckedWhenNotConfigured() throws {
-        let exp = ManualClock.start + 300
-        #expect(try verifier().verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"aud":"anything"}"#))).isSuccess)
+        let exp = TokenTestClock.start + 300
+        #expect(try verifier().verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"aud":"anything"}"#))).isAccepted)
     }
 
     @Test func issuerMustMatchWhenConfigured() throws {
         let verifier = try verifier(issuer: "https://app.example")
-        let exp = ManualClock.start + 300
-        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"iss":"https://app.example"}"#))).isSuccess)
+        let exp = TokenTestClock.start + 300
+        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"iss":"https://app.example"}"#))).isAccepted)
         expectInvalid(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"iss":"https://evil.example"}"#))))
         expectInvalid(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp)}"#))))
     }
@@ -280,42 +280,42 @@ struct TokenVerifierTests {
     // MARK: Time
 
     @Test func expiryHasSixtySecondsOfLeeway() throws {
-        let clock = ManualClock()
-        let exp = ManualClock.start - 60
+        let clock = TokenTestClock()
+        let exp = TokenTestClock.start - 60
         // One token per instant: each is verified afresh, not answered by the cache.
-        clock.set(Double(ManualClock.start) - 0.001)
-        #expect(try verifier(clock: clock).verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp)}"#))).isSuccess)
-        clock.set(Double(ManualClock.start))
+        clock.set(Double(TokenTestClock.start) - 0.001)
+        #expect(try verifier(clock: clock).verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp)}"#))).isAccepted)
+        clock.set(Double(TokenTestClock.start))
         #expect(try verifier(clock: clock).verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp)}"#))) == .failure(.expired))
         #expect(try verifier(clock: clock).verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp - 3600)}"#))) == .failure(.expired))
-        #expect(try verifier(clock: clock).verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp).5}"#))).isSuccess)
+        #expect(try verifier(clock: clock).verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp).5}"#))).isAccepted)
     }
 
     @Test func aCustomLeewayIsApplied() throws {
-        let clock = ManualClock()
+        let clock = TokenTestClock()
         let verifier = TokenVerifier(keys: try keys(), audience: nil, issuer: nil, leeway: .zero, clock: clock.reader)
-        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(ManualClock.start)}"#))) == .failure(.expired))
-        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(ManualClock.start + 1)}"#))).isSuccess)
+        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start)}"#))) == .failure(.expired))
+        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 1)}"#))).isAccepted)
     }
 
     @Test func notBeforeHasSixtySecondsOfLeeway() throws {
         let verifier = try verifier()
-        let exp = ManualClock.start + 3600
-        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"nbf":\#(ManualClock.start + 60)}"#))).isSuccess)
-        expectInvalid(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"nbf":\#(ManualClock.start + 61)}"#))))
-        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"nbf":\#(ManualClock.start - 86400)}"#))).isSuccess)
+        let exp = TokenTestClock.start + 3600
+        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"nbf":\#(TokenTestClock.start + 60)}"#))).isAccepted)
+        expectInvalid(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"nbf":\#(TokenTestClock.start + 61)}"#))))
+        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"nbf":\#(TokenTestClock.start - 86400)}"#))).isAccepted)
     }
 
     @Test func issuedAtInTheFutureBeyondLeewayIsRefused() throws {
         let verifier = try verifier()
-        let exp = ManualClock.start + 3600
-        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"iat":\#(ManualClock.start + 60)}"#))).isSuccess)
-        expectInvalid(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"iat":\#(ManualClock.start + 60).5}"#))))
-        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"iat":\#(ManualClock.start - 10)}"#))).isSuccess)
+        let exp = TokenTestClock.start + 3600
+        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"iat":\#(TokenTestClock.start + 60)}"#))).isAccepted)
+        expectInvalid(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"iat":\#(TokenTestClock.start + 60).5}"#))))
+        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(exp),"iat":\#(TokenTestClock.start - 10)}"#))).isAccepted)
     }
 
     @Test func anExpiredTokenWithABadSignatureIsInvalidNotExpired() throws {
-        let token = hs256(#"{"sub":"ana","exp":\#(ManualClock.start - 3600)}"#, secret: Array("not-the-configured-secret-at-all-really".utf8))
+        let token = hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start - 3600)}"#, secret: Array("not-the-configured-secret-at-all-really".utf8))
         expectInvalid(try verifier().verify(token: Substring(token)))
     }
 
@@ -324,7 +324,7 @@ struct TokenVerifierTests {
     @Test func tokensUpToEightKiBAreAcceptedAndLongerOnesRefused() throws {
         let verifier = try verifier()
         func token(padding: Int) -> String {
-            hs256(#"{"sub":"ana","exp":\#(ManualClock.start + 300),"pad":"\#(String(repeating: "x", count: padding))"}"#)
+            hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 300),"pad":"\#(String(repeating: "x", count: padding))"}"#)
         }
         // Find the padding that makes the token exactly 8192 bytes (base64
         // grows in steps, so try a few around the estimate).
@@ -338,7 +338,7 @@ struct TokenVerifierTests {
             padding += 1
         }
         let atLimit = try #require(exact)
-        #expect(verifier.verify(token: Substring(atLimit)).isSuccess)
+        #expect(verifier.verify(token: Substring(atLimit)).isAccepted)
         let over = token(padding: padding + 1)
         #expect(over.utf8.count > 8192)
         expectInvalid(verifier.verify(token: Substring(over)))
@@ -350,7 +350,7 @@ struct TokenVerifierTests {
     @Test func garbageNeverCrashes() throws {
         let verifier = try verifier()
         var generator = SplitMix64(seed: 0x5EED)
-        let valid = Array(hs256(#"{"sub":"ana","exp":\#(ManualClock.start + 300)}"#).utf8)
+        let valid = Array(hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#).utf8)
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/ \t\"{}".utf8)
         var accepted = 0
         for round in 0..<3000 {
@@ -374,17 +374,17 @@ struct TokenVerifierTests {
         // Any changed byte breaks the signature or the strict base64url
         // (even one in a character's unused low bits), so nothing verifies.
         #expect(accepted == 0)
-        #expect(verifier.verify(token: Substring(String(decoding: valid, as: UTF8.self))).isSuccess)
+        #expect(verifier.verify(token: Substring(String(decoding: valid, as: UTF8.self))).isAccepted)
     }
 }
 
 // MARK: - Helpers shared by the token tests
 
 /// A clock the tests set by hand, so time-dependent checks run without waiting.
-final class ManualClock: Sendable {
+final class TokenTestClock: Sendable {
     /// 2027-01-15, a fixed "now" for tokens minted relative to it.
     static let start = 1_800_000_000
-    private let seconds = Mutex(Double(ManualClock.start))
+    private let seconds = Mutex(Double(TokenTestClock.start))
 
     var reader: @Sendable () -> Double { { self.seconds.withLock { $0 } } }
 
@@ -396,7 +396,7 @@ final class ManualClock: Sendable {
 /// of the header and claims (types, duplicates, order) that a JWT library
 /// would normalize away. Signing uses `Crypto`; the independent check
 /// against another implementation is the PyJWT interop suite.
-enum TokenMinter {
+enum LiteralTokenMinter {
     static func encode(_ json: String) -> String {
         Base64URL.encode(Array(json.utf8))
     }
@@ -421,7 +421,7 @@ enum TokenMinter {
 }
 
 /// A small deterministic generator, so a garbage round that fails can be replayed.
-struct SplitMix64: RandomNumberGenerator {
+private struct SplitMix64: RandomNumberGenerator {
     private var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {
@@ -433,8 +433,9 @@ struct SplitMix64: RandomNumberGenerator {
     }
 }
 
-extension Result {
-    var isSuccess: Bool {
+extension Result where Success == Caller, Failure == TokenRejection {
+    /// True when the token verified, whoever it names.
+    var isAccepted: Bool {
         if case .success = self { return true }
         return false
     }

@@ -71,14 +71,17 @@ public final class TokenVerifier: Sendable {
         guard let authorization else { return .failure(.missing) }
         let value = authorization.trimmingSpacesAndTabs()
         guard !value.isEmpty else { return .failure(.missing) }
-        guard let space = value.firstIndex(where: { $0 == " " || $0 == "\t" }) else {
-            return .failure(.invalid(value.lowercased() == "bearer" ? "no token after Bearer" : "not a Bearer credential"))
+        guard let space = value.utf8.firstIndex(where: { $0 == 0x20 || $0 == 0x09 }) else {
+            return .failure(.invalid(Self.isBearer(value) ? "no token after Bearer" : "not a Bearer credential"))
         }
-        guard value[..<space].lowercased() == "bearer" else {
+        guard Self.isBearer(value[..<space]) else {
             return .failure(.invalid("not a Bearer credential"))
         }
         let token = value[space...].trimmingSpacesAndTabs()
-        guard !token.contains(where: { $0 == " " || $0 == "\t" }) else {
+        guard token.utf8.count <= Self.maximumTokenBytes else {
+            return .failure(.invalid("longer than \(Self.maximumTokenBytes) bytes"))
+        }
+        guard !token.utf8.contains(where: { $0 == 0x20 || $0 == 0x09 }) else {
             return .failure(.invalid("the credential has spaces inside"))
         }
         return verify(token: token)
@@ -137,6 +140,11 @@ public final class TokenVerifier: Sendable {
         }
         guard now < claims.expiresAt + leeway else { throw .expired }
         return claims
+    }
+
+    /// The auth-scheme is case-insensitive (RFC 9110 §11.1).
+    private static func isBearer(_ scheme: Substring) -> Bool {
+        scheme.utf8.count == 6 && scheme.lowercased() == "bearer"
     }
 
     private static func isValidSignature(_ signature: [UInt8], of signingInput: ArraySlice<UInt8>,
