@@ -11,7 +11,7 @@ struct TokenInteropTests {
     /// Writes an HS256 secret file and an ES256 public key PEM into the
     /// folder, then prints one JSON object: token name -> compact token.
     static let mintScript = #"""
-    import json, sys
+    import json, shutil, subprocess, sys
     try:
         import jwt
         from jwt.algorithms import ECAlgorithm, HMACAlgorithm
@@ -31,6 +31,19 @@ struct TokenInteropTests {
     with open(folder + "/e1.pem", "wb") as f:
         f.write(public_pem)
     other = ec.generate_private_key(ec.SECP256R1())
+
+    # A second ES256 key made the way an operator would, with openssl.
+    if shutil.which("openssl") is None:
+        print("MISSING openssl")
+        sys.exit(3)
+    subprocess.run(["openssl", "ecparam", "-genkey", "-name", "prime256v1", "-noout",
+                    "-out", folder + "/e2-private.pem"], check=True)
+    subprocess.run(["openssl", "ec", "-in", folder + "/e2-private.pem", "-pubout",
+                    "-out", folder + "/e2.pem"], check=True, capture_output=True)
+    with open(folder + "/e2-private.pem") as f:
+        openssl_key = f.read()
+    with open(folder + "/e2.pem", "rb") as f:
+        openssl_public_pem = f.read()
 
     def b64(data):
         return jwt.utils.base64url_encode(data).decode()
@@ -52,6 +65,9 @@ struct TokenInteropTests {
         "es256": jwt.encode(user, key, algorithm="ES256", headers={"kid": "e1"}),
         "es256_admin": jwt.encode(admin, key, algorithm="ES256", headers={"kid": "e1"}),
         "hs256_float_exp": jwt.encode(dict(user, exp=now + 300.25), secret, algorithm="HS256", headers={"kid": "k1"}),
+        "es256_openssl": jwt.encode(user, openssl_key, algorithm="ES256", headers={"kid": "e2"}),
+        "es256_openssl_as_e1": jwt.encode(user, openssl_key, algorithm="ES256", headers={"kid": "e1"}),
+        "alg_confusion_openssl": hs256_raw({"alg": "HS256", "typ": "JWT", "kid": "e2"}, admin, openssl_public_pem),
         "es256_aud_string": jwt.encode(dict(user, aud="chat"), key, algorithm="ES256", headers={"kid": "e1"}),
 
         "expired": jwt.encode(dict(user, exp=now - 61), secret, algorithm="HS256", headers={"kid": "k1"}),
@@ -87,7 +103,7 @@ struct TokenInteropTests {
         let (status, output) = try Self.runPython(in: folder, arguments: [folder.path, String(TokenTestClock.start)])
         guard status == 0 else {
             if output.hasPrefix("MISSING") {
-                Issue.record("PyJWT is not importable (\(output.trimmingCharacters(in: .whitespacesAndNewlines))): run `pip install PyJWT cryptography`")
+                Issue.record("\(output.trimmingCharacters(in: .whitespacesAndNewlines)): this test needs Python's PyJWT and cryptography (`pip install PyJWT cryptography`) and openssl")
             } else {
                 Issue.record("the PyJWT minting script failed (exit \(status)): \(output)")
             }
@@ -96,7 +112,8 @@ struct TokenInteropTests {
         let tokens = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: String])
 
         let keys = try TokenKeys.load(hs256SecretFile: folder.appendingPathComponent("secrets").path,
-                                      es256PublicKeys: [("e1", folder.appendingPathComponent("e1.pem").path)])
+                                      es256PublicKeys: [("e1", folder.appendingPathComponent("e1.pem").path),
+                                                        ("e2", folder.appendingPathComponent("e2.pem").path)])
         let verifier = TokenVerifier(keys: keys, audience: "chat", issuer: "app-backend", clock: TokenTestClock().reader)
         func verify(_ name: String) throws -> Result<Caller, TokenRejection> {
             let token = try #require(tokens[name], "the script made no \(name) token")
@@ -111,11 +128,13 @@ struct TokenInteropTests {
         #expect(try verify("hs256_float_exp") == .success(ana))
         #expect(try verify("es256_aud_string") == .success(ana))
         #expect(try verify("es256_raw_control") == .success(ana))
+        #expect(try verify("es256_openssl") == .success(ana))
         #expect(try verify("expired") == .failure(.expired))
 
         let forgeries = ["alg_none", "alg_none_no_kid", "alg_confusion", "alg_confusion_stripped", "hs512",
                          "es384_header_on_es256_key", "wrong_secret", "wrong_ec_key", "unknown_kid", "wrong_aud",
-                         "wrong_iss", "future_nbf", "no_exp", "tampered_hs256", "tampered_es256"]
+                         "wrong_iss", "future_nbf", "no_exp", "tampered_hs256", "tampered_es256",
+                         "es256_openssl_as_e1", "alg_confusion_openssl"]
         for name in forgeries {
             let result = try verify(name)
             guard case .failure(.invalid) = result else {
@@ -124,7 +143,7 @@ struct TokenInteropTests {
             }
         }
         #expect(Set(tokens.keys) == Set(forgeries + ["hs256", "es256", "hs256_admin", "es256_admin", "hs256_float_exp",
-                                                    "es256_aud_string", "es256_raw_control", "expired"]))
+                                                    "es256_aud_string", "es256_raw_control", "es256_openssl", "expired"]))
     }
 
     /// Runs the minting script with `python3` from PATH; returns its exit

@@ -345,6 +345,33 @@ struct TokenVerifierTests {
         expectInvalid(verifier.verify(authorization: Substring("Bearer " + String(repeating: "a", count: 100_000))))
     }
 
+    // MARK: Reasons
+
+    @Test func rejectionReasonsNeverQuoteTheToken() throws {
+        let verifier = try verifier(audience: "chat", issuer: "app")
+        let exp = TokenTestClock.start + 300
+        let tokens = [
+            hs256(#"{"sub":"secret-user","exp":\#(exp),"aud":"secret-audience","iss":"app"}"#),
+            hs256(#"{"sub":"secret-user","exp":\#(exp),"aud":"chat","iss":"secret-issuer"}"#),
+            hs256(#"{"sub":"secret user","exp":\#(exp),"aud":"chat","iss":"app"}"#),
+            hs256(#"{"sub":"secret-user","exp":"secret-exp","aud":"chat","iss":"app"}"#),
+            hs256(#"{"sub":"secret-user","exp":\#(exp)}"#, kid: "secret-kid"),
+            LiteralTokenMinter.sign(header: #"{"alg":"secret-alg","kid":"k1"}"#, claims: "{}") { _ in [1, 2, 3] },
+            LiteralTokenMinter.sign(header: #"{"alg":"HS256","kid":"k1","secret-key":1,"secret-key":2}"#, claims: "{}") { _ in [1] },
+            hs256(#"{"sub":"secret-user","exp":\#(exp),"secret-claim":1,"secret-claim":2}"#),
+        ]
+        for token in tokens {
+            guard case .failure(.invalid(let reason)) = verifier.verify(token: Substring(token)) else {
+                Issue.record("expected invalid_token for \(token)")
+                continue
+            }
+            #expect(!reason.contains("secret"), "\(reason)")
+            for part in token.split(separator: ".") where part.count >= 4 {
+                #expect(!reason.contains(part), "\(reason)")
+            }
+        }
+    }
+
     // MARK: Garbage
 
     @Test func garbageNeverCrashes() throws {
