@@ -1,3 +1,4 @@
+@preconcurrency import Crypto
 import Testing
 @testable import HistoryAPI
 
@@ -99,9 +100,16 @@ struct TokenCacheTests {
     }
 
     @Test func concurrentVerificationsAgree() async throws {
-        let verifier = try verifier(clock: TokenTestClock(), capacity: 50)
+        let signingKey = P256.Signing.PrivateKey()
+        let keys = try TokenKeys(hs256Secrets: [("k1", secret)],
+                                 es256PublicKeyPEMs: [("e1", signingKey.publicKey.pemRepresentation)])
+        let verifier = TokenVerifier(keys: keys, audience: nil, issuer: nil, clock: TokenTestClock().reader, cacheCapacity: 50)
+        // Half HS256, half ES256, more tokens than the cache holds: workers
+        // verify, hit, evict and re-verify at the same time.
         let tokens = (0..<200).map { index in
-            Substring(LiteralTokenMinter.hs256(#"{"sub":"user\#(index)","exp":\#(TokenTestClock.start + 100)}"#, kid: "k1", secret: secret))
+            let claims = #"{"sub":"user\#(index)","exp":\#(TokenTestClock.start + 100)}"#
+            return Substring(index % 2 == 0 ? LiteralTokenMinter.hs256(claims, kid: "k1", secret: secret)
+                                            : LiteralTokenMinter.es256(claims, kid: "e1", key: signingKey))
         }
         let mismatches = await withTaskGroup(of: Int.self) { group in
             for worker in 0..<8 {

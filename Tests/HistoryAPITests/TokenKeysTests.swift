@@ -171,3 +171,16 @@ struct TokenKeysTests {
         #expect(try TokenKeys(hs256Secrets: [(String(repeating: "k", count: 256), Array(secret.utf8))]).count == 1)
     }
 }
+
+extension TokenKeysTests {
+    @Test func badKeyIDsInFilesAndFlagsAreRefusedBeforeAnythingElse() throws {
+        let folder = try makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = try write("k\u{1B}[31m short\n", to: "secrets", in: folder)
+        #expect(loadError(hs256: path)?.message
+            == "\(path) line 1: a key id must be 1 to 256 printable ASCII characters without spaces")
+        let missing = folder.appendingPathComponent("missing.pem").path
+        #expect(loadError(hs256: nil, es256: [("", missing)])?.message
+            == "--jwt-es256-public-key \(missing): a key id must be 1 to 256 printable ASCII characters without spaces")
+    }
+}

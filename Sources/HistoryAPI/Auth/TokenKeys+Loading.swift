@@ -23,6 +23,7 @@ extension TokenKeys {
             }
         }
         for (kid, path) in es256PublicKeys {
+            try checkKeyID(kid, origin: "--jwt-es256-public-key \(path)")
             let bytes = try readKeyFile(path, what: "ES256 public key file for key id \"\(kid)\"")
             guard let pem = String(validating: bytes, as: UTF8.self) else {
                 throw TokenKeyError("\(path): not a PEM P-256 public key (the file is not text)")
@@ -48,6 +49,7 @@ extension TokenKeys {
                 throw TokenKeyError("\(path) line \(lineNumber): expected \"KID SECRET\" (two fields separated by spaces)")
             }
             let kid = String(decoding: first, as: UTF8.self)
+            try checkKeyID(kid, origin: "\(path) line \(lineNumber)")
             let secret = Array(fields[1])
             guard secret.count >= minimumSecretBytes else {
                 throw TokenKeyError("\(path) line \(lineNumber): the secret of key id \"\(kid)\" is \(secret.count) bytes; at least \(minimumSecretBytes) are required")

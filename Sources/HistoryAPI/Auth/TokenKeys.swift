@@ -94,7 +94,7 @@ public struct TokenKeys: Sendable {
 
     /// A key id is printable ASCII without spaces, so it can be written in a
     /// secret file line, a `KID=PATH` flag and an error message as it is.
-    private static func checkKeyID(_ kid: String, origin: String) throws(TokenKeyError) {
+    static func checkKeyID(_ kid: String, origin: String) throws(TokenKeyError) {
         guard (1...256).contains(kid.utf8.count), kid.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             throw TokenKeyError("\(origin): a key id must be 1 to 256 printable ASCII characters without spaces")
         }
