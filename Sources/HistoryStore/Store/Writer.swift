@@ -19,7 +19,7 @@ import Dispatch
 /// - `queue` itself is a `let` of a thread-safe type.
 final class Writer: @unchecked Sendable {
     let queue = DispatchQueue(label: "history-store.writer", qos: .userInitiated)
-    private let connection: Connection
+    let connection: Connection
     /// The next id to hand out: never below `max(id) + 1`, never lowered,
     /// so an id that might have reached a caller is never reused.
     private var nextMessageID: Int64
@@ -106,8 +106,8 @@ final class Writer: @unchecked Sendable {
         for request in batch {
             let failure: StoreError?
             switch request {
-            case .createConversation(let id, let title, let completion):
-                let result = Result { () throws(StoreError) in try createConversation(id: id, title: title) }
+            case .createConversation(let id, let title, let owner, let completion):
+                let result = Result { () throws(StoreError) in try createConversation(id: id, title: title, owner: owner) }
                 outcome.answers.append { completion(result) }
                 failure = result.failure
             case .append(let message, let conversation, let completion):
@@ -120,6 +120,14 @@ final class Writer: @unchecked Sendable {
                 failure = result.failure
             case .delete(let messageID, let conversation, let completion):
                 let result = Result { () throws(StoreError) in try delete(messageID: messageID, in: conversation) }
+                outcome.answers.append { completion(result) }
+                failure = result.failure
+            case .putMember(let user, let role, let conversation, let completion):
+                let result = Result { () throws(StoreError) in try putMember(user, role: role, in: conversation) }
+                outcome.answers.append { completion(result) }
+                failure = result.failure
+            case .removeMember(let user, let conversation, let completion):
+                let result = Result { () throws(StoreError) in try removeMember(user, from: conversation) }
                 outcome.answers.append { completion(result) }
                 failure = result.failure
             }
@@ -190,7 +198,28 @@ final class Writer: @unchecked Sendable {
 
     // MARK: - Operations (inside the batch transaction; at most one write each)
 
-    private func createConversation(id: ConversationID?, title: String?) throws(StoreError) -> Conversation {
+    /// With an `owner`, two rows are written (the conversation and its
+    /// owner), so they are made one unit with a savepoint; without one the
+    /// single INSERT needs none.
+    private func createConversation(id: ConversationID?, title: String?, owner: UserID?) throws(StoreError) -> Conversation {
+        guard let owner else {
+            let (seq, conversation) = try insertConversation(id: id, title: title)
+            batchSeqs[conversation.id.rawValue] = seq
+            return conversation
+        }
+        let (seq, conversation) = try asOneUnit { () throws(StoreError) in
+            let (seq, conversation) = try insertConversation(id: id, title: title)
+            try insertMember(Member(userID: owner, role: .owner, joinedAt: conversation.createdAt), seq: seq)
+            return (seq, conversation)
+        }
+        // Only once both rows stand: a rolled-back seq must not be remembered.
+        batchSeqs[conversation.id.rawValue] = seq
+        return conversation
+    }
+
+    /// Writes the conversation row; the caller records its seq in `batchSeqs`.
+    private func insertConversation(id: ConversationID?, title: String?) throws(StoreError)
+        -> (seq: Int64, conversation: Conversation) {
         let title = title?.isEmpty == false ? title : nil
         let conversationID: ConversationID
         if let id {
@@ -214,9 +243,8 @@ final class Writer: @unchecked Sendable {
                 INSERT INTO conversations (seq, id, title, created_at) VALUES (?, ?, ?, ?)
                 """).execute(seq, conversationID.rawValue, title, createdAt.millisecondsSinceEpoch)
         }
-        batchSeqs[conversationID.rawValue] = seq
-        return Conversation(id: conversationID, title: title, createdAt: createdAt, messageCount: 0,
-                            oldestID: nil, newestID: nil, version: 0)
+        return (seq, Conversation(id: conversationID, title: title, createdAt: createdAt, messageCount: 0,
+                                  oldestID: nil, newestID: nil, version: 0))
     }
 
     private func append(_ new: NewMessage, to conversation: ConversationID) throws(StoreError) -> AppendOutcome {
@@ -366,7 +394,7 @@ final class Writer: @unchecked Sendable {
     // MARK: - Helpers
 
     /// The conversation's internal key; nil when it does not exist (yet).
-    private func seq(of id: ConversationID) throws(StoreError) -> Int64? {
+    func seq(of id: ConversationID) throws(StoreError) -> Int64? {
         if let seq = committedSeqs[id.rawValue] ?? batchSeqs[id.rawValue] { return seq }
         let seq = try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: "SELECT seq FROM conversations WHERE id = ?")
