@@ -1,4 +1,5 @@
 @preconcurrency import Crypto
+import HistoryStore
 import Testing
 @testable import HistoryAPI
 

@@ -1,6 +1,7 @@
 @preconcurrency import Crypto
 import Foundation
 import Synchronization
+import HistoryStore
 import Testing
 @testable import HistoryAPI
 

@@ -1,3 +1,5 @@
+import HistoryStore
+
 /// Who is asking, decided once per request before any route runs, so that
 /// every permission check asks the same value instead of re-reading headers.
 public enum Caller: Hashable, Sendable {

@@ -1,3 +1,5 @@
+import HistoryStore
+
 /// The claims of a token whose signature has verified, type-checked.
 ///
 /// Types are checked for every claim the server reads, also for those it was

@@ -1,5 +1,6 @@
 @preconcurrency import Crypto
 import Foundation
+import HistoryStore
 
 /// Decides from a request's `Authorization` header who is asking, by
 /// verifying the bearer JWT (RFC 7519, compact JWS) against the configured
