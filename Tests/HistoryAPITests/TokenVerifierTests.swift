@@ -197,6 +197,37 @@ struct TokenVerifierTests {
         expectInvalid(try verifier().verify(token: Substring(token)))
     }
 
+    @Test func signaturesOfTheWrongSizeOrOutOfRangeAreRefused() throws {
+        let verifier = try verifier()
+        let claims = #"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#
+        let hs = hs256(claims).split(separator: ".")
+        let es = LiteralTokenMinter.es256(claims, kid: "e1", key: signingKey).split(separator: ".")
+        let validMAC = try #require(Base64URL.decode(hs[2].utf8))
+        let validECDSA = try #require(Base64URL.decode(es[2].utf8))
+        let macs = [Array(validMAC.dropLast()), validMAC + [0], [UInt8](repeating: 0, count: 32), []]
+        // r or s zero, or not below the group order: ECDSA rejects, nothing traps.
+        let ecdsas = [[UInt8](repeating: 0, count: 64), [UInt8](repeating: 0xFF, count: 64),
+                      Array(validECDSA.prefix(32)) + [UInt8](repeating: 0, count: 32),
+                      Array(validECDSA.dropLast()), validECDSA + validECDSA]
+        for mac in macs {
+            expectInvalid(verifier.verify(token: Substring(hs[0] + "." + hs[1] + "." + Base64URL.encode(mac))))
+        }
+        for signature in ecdsas {
+            expectInvalid(verifier.verify(token: Substring(es[0] + "." + es[1] + "." + Base64URL.encode(signature))))
+        }
+        #expect(verifier.verify(token: Substring(es[0] + "." + es[1] + "." + Base64URL.encode(validECDSA))).isAccepted)
+    }
+
+    @Test func extremeNumericDatesNeitherTrapNorPass() throws {
+        let verifier = try verifier()
+        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":-9223372036854775809}"#))) == .failure(.expired))
+        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":0}"#))) == .failure(.expired))
+        #expect(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":100000000000000000000}"#))).isAccepted)
+        expectInvalid(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":1e400}"#))))
+        expectInvalid(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":-1e400}"#))))
+        expectInvalid(verifier.verify(token: Substring(hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 300),"nbf":1e999}"#))))
+    }
+
     @Test func headerProblemsAreInvalid() throws {
         let claims = #"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#
         let verifier = try verifier()
