@@ -121,3 +121,38 @@ let package = Package(
         ),
     ]
 )
+
+// MARK: - Fuzzing
+//
+// libFuzzer targets for the parsers that read what clients send. They
+// exist only when `CHAT_HISTORY_FUZZ` is set (scripts/fuzz.sh sets it and
+// builds into its own scratch path), so `swift build` and `swift test` never
+// compile or link them: linking needs libFuzzer, and its coverage
+// instrumentation would slow every other target. In that mode the parsing
+// modules are compiled with `-sanitize=fuzzer` too, which is what lets
+// libFuzzer see which branches an input reached. docs/fuzzing.md says how
+// to run them.
+if Context.environment["CHAT_HISTORY_FUZZ"] != nil {
+    let fuzzed: Set<String> = ["HTTPCore", "HistoryAPI"]
+    for target in package.targets where fuzzed.contains(target.name) {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer"])]
+    }
+    let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
+        ("FuzzRequestParser", ["HTTPCore"]),
+        ("FuzzChunkedBodyDecoder", ["HTTPCore"]),
+        ("FuzzJSONReader", ["HistoryAPI"]),
+        ("FuzzQueryParameters", ["HistoryAPI"]),
+        ("FuzzTokenVerifier", ["HistoryAPI", .product(name: "Crypto", package: "swift-crypto")]),
+    ]
+    for (name, dependencies) in fuzzTargets {
+        package.products.append(.executable(name: name, targets: [name]))
+        package.targets.append(.executableTarget(
+            name: name,
+            dependencies: ["FuzzSupport"] + dependencies,
+            swiftSettings: strictSettings + [.unsafeFlags(["-sanitize=fuzzer"])],
+            linkerSettings: [.unsafeFlags(["-sanitize=fuzzer"])]
+        ))
+    }
+    package.targets.append(.systemLibrary(name: "FuzzLibFuzzer"))
+    package.targets.append(.target(name: "FuzzSupport", dependencies: ["FuzzLibFuzzer"], swiftSettings: strictSettings))
+}

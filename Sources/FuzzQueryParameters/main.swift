@@ -1,0 +1,89 @@
+import FuzzSupport
+import HistoryAPI
+
+// Fuzzes `QueryParameters`, `DecimalParser` and percent-decoding, which
+// read every query string and path number.
+//
+// Properties, beyond "no trap":
+// - every name the query holds is found, and its value is what a plain
+//   re-implementation of the form-urlencoded rules gives: the decoded value
+//   when given once and well-formed, an error when repeated or malformed;
+// - percent-encoding any string and decoding it gives the string back;
+// - the decimal parsers agree with `Int64(_:)` on strings of ASCII digits
+//   and refuse everything else.
+
+func invalid(_ message: String) -> APIError {
+    APIError(.badRequest, code: "invalid_query", message: message)
+}
+
+/// The form-urlencoded reading, written the obvious way.
+func referencePairs(_ query: String) -> [(name: String?, value: Substring)] {
+    query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
+        let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        let name = QueryParameters.percentDecoded(parts[0], plusIsSpace: true)
+        return (name, parts.count == 2 ? parts[1] : pair[pair.endIndex...])
+    }
+}
+
+func percentEncoded(_ text: String) -> String {
+    text.utf8.map { byte in
+        let hex = String(byte, radix: 16)
+        return "%" + (hex.count == 1 ? "0" + hex : hex)
+    }.joined()
+}
+
+func checkQuery(_ query: String) {
+    let parameters = QueryParameters(query[...])
+    let pairs = referencePairs(query)
+    for name in Set(pairs.compactMap(\.name)) {
+        let values = pairs.filter { $0.name == name }.map(\.value)
+        fuzzCheck(parameters.contains(name), "\(name) is in the query but not found")
+        let result = Result { () throws(APIError) in try parameters.value(name, invalid: invalid) }
+        if values.count > 1 {
+            fuzzCheck((try? result.get()) == nil, "\(name) given \(values.count) times was accepted")
+        } else {
+            let expected = QueryParameters.percentDecoded(values[0], plusIsSpace: true)
+            fuzzCheck((try? result.get()) == expected, "\(name): \(String(describing: try? result.get())) instead of \(String(describing: expected))")
+        }
+    }
+    // A name that is not there.
+    let absent = "absent\u{1}name"
+    if !pairs.contains(where: { $0.name == absent }) {
+        fuzzCheck(!parameters.contains(absent) && (try? parameters.value(absent, invalid: invalid)) == .some(nil),
+                  "a name not in the query was found")
+    }
+}
+
+func checkPercentDecoding(_ text: String) {
+    let encoded = percentEncoded(text)
+    fuzzCheck(QueryParameters.percentDecoded(encoded[...], plusIsSpace: true) == text, "%-encoding of \(text.debugDescription) did not decode back")
+    fuzzCheck(QueryParameters.percentDecoded(encoded.uppercased()[...], plusIsSpace: false) == text, "upper-case %-encoding did not decode back")
+    if !text.contains("%") && !text.contains("+") {
+        fuzzCheck(QueryParameters.percentDecoded(text[...], plusIsSpace: true) == text, "text without escapes changed")
+    }
+}
+
+func checkDecimals(_ text: String) {
+    let isDigits = !text.isEmpty && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    let expected = isDigits ? Int64(text) : nil
+    fuzzCheck(DecimalParser.nonNegativeInt64(text) == expected, "nonNegativeInt64(\(text.debugDescription))")
+    fuzzCheck(DecimalParser.positiveInt64(text) == expected.flatMap { $0 > 0 ? $0 : nil }, "positiveInt64(\(text.debugDescription))")
+    if let duration = DecimalParser.seconds(text) {
+        fuzzCheck(duration >= .zero && duration < .seconds(1_000_000_000), "seconds(\(text.debugDescription)) = \(duration)")
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = LibFuzzer.bytes(data, size)
+    let text = String(decoding: bytes, as: UTF8.self)
+    checkQuery(text)
+    checkPercentDecoding(text)
+    for piece in text.split(separator: "&", omittingEmptySubsequences: false).prefix(16) {
+        checkDecimals(String(piece.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).last ?? ""))
+    }
+    checkDecimals(text)
+    return 0
+}
+
+LibFuzzer.run(testOneInput)

@@ -1,0 +1,81 @@
+import FuzzSupport
+import HTTPCore
+
+// Fuzzes `RequestParser` with the bytes of a connection.
+//
+// Properties, beyond "no trap, no hang":
+// - the same bytes fed whole, in pseudo-random pieces, and one byte at a time
+//   give the same requests, and an error in one way of feeding is an error
+//   in the others (the first error may be named differently: a partial head
+//   is refused by its first bytes, a whole one by its first bad field);
+// - a completed request respects the limits it was parsed under;
+// - what is left buffered after the last request is the same.
+
+/// Small limits, so inputs of a few KiB reach the 413 and 431 paths.
+let limits = HTTPLimits(maximumHeadBytes: 1024, maximumBodyBytes: 2048)
+
+/// What a connection would see, in a comparable form.
+struct Outcome: Equatable {
+    var requests: [String] = []
+    var failed = false
+    var error: RequestParseError?
+    var bufferedByteCount = 0
+    var hasPartialRequest = false
+}
+
+func describe(_ head: RequestHead) -> String {
+    let request = head.request
+    let headers = request.headers.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    return "\(request.method) \(request.target) \(request.version) keepAlive=\(head.keepAlive) "
+        + "continue=\(head.expectsContinue)\n\(headers)\n\(request.body)"
+}
+
+/// Feeds `pieces` in order, taking every request the parser can give after each.
+func parse(_ pieces: some Sequence<ArraySlice<UInt8>>) -> Outcome {
+    var parser = RequestParser(limits: limits)
+    var outcome = Outcome()
+    feeding: for piece in pieces {
+        parser.append(Array(piece))
+        while true {
+            do {
+                switch try parser.next() {
+                case .needMore:
+                    continue feeding
+                case .headComplete(let head):
+                    fuzzCheck(parser.isReadingBody, "headComplete but not reading a body: \(describe(head))")
+                case .complete(let head):
+                    fuzzCheck(head.request.body.count <= limits.maximumBodyBytes,
+                              "a body of \(head.request.body.count) bytes passed a limit of \(limits.maximumBodyBytes)")
+                    outcome.requests.append(describe(head))
+                }
+            } catch {
+                outcome.failed = true
+                outcome.error = error
+                return outcome
+            }
+        }
+    }
+    outcome.bufferedByteCount = parser.bufferedByteCount
+    outcome.hasPartialRequest = parser.hasPartialRequest
+    return outcome
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = LibFuzzer.bytes(data, size)
+    let whole = parse([bytes[...]])
+    let split = parse(SplitPoints(of: bytes))
+    for (name, other) in [("pieces", split)] + (bytes.count <= 2048 ? [("bytes", parse(bytes.map { [$0][...] }))] : []) {
+        fuzzCheck(other.requests == whole.requests,
+                  "fed in \(name), the requests differ:\n\(other.requests)\nfed whole:\n\(whole.requests)")
+        fuzzCheck(other.failed == whole.failed,
+                  "fed in \(name): error \(String(describing: other.error)); fed whole: \(String(describing: whole.error))")
+        if !whole.failed {
+            fuzzCheck(other.bufferedByteCount == whole.bufferedByteCount && other.hasPartialRequest == whole.hasPartialRequest,
+                      "fed in \(name), \(other.bufferedByteCount) bytes stay buffered; fed whole, \(whole.bufferedByteCount)")
+        }
+    }
+    return 0
+}
+
+LibFuzzer.run(testOneInput)
