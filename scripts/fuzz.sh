@@ -72,9 +72,7 @@ for target in "${targets[@]}"; do
         failed+=("$target")
         summary+=("$target: FAILED (exit $status) after $runs inputs; log $log")
         tail -n 40 "$log"
-        for artifact in "$artifacts"/*; do
-            [ -e "$artifact" ] && echo "replay: $bin/$product $artifact"
-        done
+        grep -o 'Test unit written to .*' "$log" | sed "s|Test unit written to |replay: $bin/$product |" || true
     else
         summary+=("$target: $runs inputs in ${seconds}s, no failure")
     fi

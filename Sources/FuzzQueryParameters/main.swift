@@ -13,15 +13,17 @@ import HistoryAPI
 //   and refuse everything else.
 
 func invalid(_ message: String) -> APIError {
-    APIError(.badRequest, code: "invalid_query", message: message)
+    APIError.invalidLimit(message)
 }
 
-/// The form-urlencoded reading, written the obvious way.
+/// The form-urlencoded reading, written the obvious way. It splits on
+/// bytes, not Characters: `&` followed by a combining mark is one Character
+/// but still two pairs.
 func referencePairs(_ query: String) -> [(name: String?, value: Substring)] {
-    query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
-        let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-        let name = QueryParameters.percentDecoded(parts[0], plusIsSpace: true)
-        return (name, parts.count == 2 ? parts[1] : pair[pair.endIndex...])
+    query.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true).map { pair in
+        let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+        let name = QueryParameters.percentDecoded(Substring(parts[0]), plusIsSpace: true)
+        return (name, parts.count == 2 ? Substring(parts[1]) : "")
     }
 }
 
@@ -58,7 +60,7 @@ func checkPercentDecoding(_ text: String) {
     let encoded = percentEncoded(text)
     fuzzCheck(QueryParameters.percentDecoded(encoded[...], plusIsSpace: true) == text, "%-encoding of \(text.debugDescription) did not decode back")
     fuzzCheck(QueryParameters.percentDecoded(encoded.uppercased()[...], plusIsSpace: false) == text, "upper-case %-encoding did not decode back")
-    if !text.contains("%") && !text.contains("+") {
+    if !text.utf8.contains(UInt8(ascii: "%")) && !text.utf8.contains(UInt8(ascii: "+")) {
         fuzzCheck(QueryParameters.percentDecoded(text[...], plusIsSpace: true) == text, "text without escapes changed")
     }
 }
@@ -79,8 +81,8 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let text = String(decoding: bytes, as: UTF8.self)
     checkQuery(text)
     checkPercentDecoding(text)
-    for piece in text.split(separator: "&", omittingEmptySubsequences: false).prefix(16) {
-        checkDecimals(String(piece.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).last ?? ""))
+    for pair in referencePairs(text).prefix(16) {
+        checkDecimals(String(pair.value))
     }
     checkDecimals(text)
     return 0

@@ -15,10 +15,24 @@ public enum LibFuzzer {
 
     /// Runs the fuzzer with this process's arguments and exits with its status.
     public static func run(_ testOneInput: TestOneInput) -> Never {
+        disableSwiftBacktracer()
         var argc = CommandLine.argc
         var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
         let status = LLVMFuzzerRunDriver(&argc, &argv, testOneInput)
         exit(status)
+    }
+
+    /// Swift's runtime catches fatal signals to print a backtrace, and
+    /// libFuzzer leaves a handler that is already installed alone: a trap
+    /// or a failed property would then kill the process before libFuzzer
+    /// saves the input that caused it. The backtracer reads its setting
+    /// when the process starts, hence the re-exec with it turned off.
+    static func disableSwiftBacktracer() {
+        guard ProcessInfo.processInfo.environment["SWIFT_BACKTRACE"] != "enable=no" else { return }
+        setenv("SWIFT_BACKTRACE", "enable=no", 1)
+        execv("/proc/self/exe", CommandLine.unsafeArgv)
+        // Only reached when exec failed: fuzz on, failures are still reported.
+        FileHandle.standardError.write(Data("warning: could not turn off the Swift backtracer; failing inputs may not be saved\n".utf8))
     }
 
     /// The input as an array (libFuzzer may pass a null pointer for size 0).
