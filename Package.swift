@@ -126,12 +126,13 @@ let package = Package(
 //
 // libFuzzer targets for the parsers that read what clients send. They
 // exist only when `CHAT_HISTORY_FUZZ` is set (scripts/fuzz.sh sets it and
-// builds into its own scratch path), so `swift build` and `swift test` never
+// builds, by default, into its own scratch path), so `swift build` and `swift test` never
 // compile or link them: linking needs libFuzzer, and its coverage
 // instrumentation would slow every other target. In that mode the parsing
 // modules are compiled with `-sanitize=fuzzer` too, which is what lets
-// libFuzzer see which branches an input reached. docs/fuzzing.md says how
-// to run them.
+// libFuzzer see which branches an input reached; build only the `Fuzz*`
+// products then, since the others do not link libFuzzer's runtime.
+// docs/fuzzing.md says how to run them.
 if Context.environment["CHAT_HISTORY_FUZZ"] != nil {
     let fuzzed: Set<String> = ["HTTPCore", "HistoryAPI"]
     for target in package.targets where fuzzed.contains(target.name) {
