@@ -1,0 +1,91 @@
+import ArgumentParser
+import HistoryAPI
+import HistoryStore
+
+/// How each kind of setting is read from text: one function per kind, used
+/// for a flag (as its `transform:`) and for its environment variable alike,
+/// so both accept the same text and refuse it in the same words.
+enum SettingValue {
+    static func nonEmpty(_ text: String) throws(InvalidSetting) -> String {
+        guard !text.isEmpty else { throw InvalidSetting("must not be empty") }
+        return text
+    }
+
+    static func port(_ text: String) throws(InvalidSetting) -> Int {
+        guard let port = decimal(text), (0...65_535).contains(port) else {
+            throw InvalidSetting("must be an integer from 0 to 65535")
+        }
+        return port
+    }
+
+    static func positiveCount(_ text: String) throws(InvalidSetting) -> Int {
+        guard let count = decimal(text), count >= 1 else { throw InvalidSetting("must be a positive integer") }
+        return count
+    }
+
+    static func durability(_ text: String) throws(InvalidSetting) -> Durability {
+        guard let durability = Durability(rawValue: text.lowercased()) else {
+            throw InvalidSetting("must be full or normal")
+        }
+        return durability
+    }
+
+    static func logLevel(_ text: String) throws(InvalidSetting) -> LogLevel {
+        guard let level = LogLevel(name: text) else { throw InvalidSetting("must be debug, info, warning or error") }
+        return level
+    }
+
+    static func onOff(_ text: String) throws(InvalidSetting) -> Bool {
+        switch text.lowercased() {
+        case "on", "true", "1", "yes": true
+        case "off", "false", "0", "no": false
+        default: throw InvalidSetting("must be on or off")
+        }
+    }
+
+    /// How `--help` shows an on/off default.
+    static func onOffName(_ value: Bool) -> String { value ? "on" : "off" }
+
+    /// Digits only: `Int("+80")` would accept a sign, and a port of "+80" is a typo.
+    private static func decimal(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
+        return Int(text)
+    }
+}
+
+/// Why a setting's text was refused, phrased to follow its name:
+/// "must be on or off". argument-parser prints it after the flag.
+struct InvalidSetting: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The environment variables, read only for the flags not given.
+struct SettingEnvironment {
+    private let variables: [String: String]
+
+    init(_ variables: [String: String]) { self.variables = variables }
+
+    /// `flag` when given, else `variable` read with `parse`, else nil.
+    func override<Value>(_ flag: Value?, _ variable: String,
+                         _ parse: (String) throws(InvalidSetting) -> Value) throws(ConfigurationError) -> Value? {
+        if let flag { return flag }
+        guard let text = variables[variable] else { return nil }
+        do {
+            return try parse(text)
+        } catch {
+            throw ConfigurationError("The value '\(text)' is invalid for \(variable): \(error)")
+        }
+    }
+}
+
+extension ArgumentHelp {
+    /// A setting's help, ending with the variable it is also read from and
+    /// its default, as argument-parser itself prints `(default: ...)`.
+    static func setting(_ abstract: String, variable: String, default value: String,
+                        valueName: String? = nil) -> ArgumentHelp {
+        ArgumentHelp("\(abstract) (env: \(variable), default: \(value))", valueName: valueName)
+    }
+}
