@@ -34,28 +34,28 @@ struct EventRoutes {
     /// `since` above the current version is the store's `invalid_version`.
     static func eventsQuery(_ query: QueryParameters) throws(APIError) -> (ChangeQuery, wait: Duration) {
         var since: Int64 = 0
-        if let text = try query.value("since", invalid: APIError.invalidVersion) {
+        if let text = try query.value("since", invalid: .invalidVersion) {
             guard let value = DecimalParser.nonNegativeInt64(text) else {
-                throw APIError.invalidVersion("since must be a version, an integer from 0 to the conversation's version, not '\(abbreviated(text))'")
+                throw APIError(.invalidVersion, "since must be a version, an integer from 0 to the conversation's version, not '\(abbreviated(text))'")
             }
             since = value
         }
         var limit = ChangeQuery.defaultLimit
-        if let text = try query.value("limit", invalid: APIError.invalidLimit) {
+        if let text = try query.value("limit", invalid: .invalidLimit) {
             guard let value = DecimalParser.positiveInt64(text), value <= ChangeQuery.limitRange.upperBound else {
-                throw APIError.invalidLimit("limit must be an integer from \(ChangeQuery.limitRange.lowerBound) to \(ChangeQuery.limitRange.upperBound), not '\(abbreviated(text))'")
+                throw APIError(.invalidLimit, "limit must be an integer from \(ChangeQuery.limitRange.lowerBound) to \(ChangeQuery.limitRange.upperBound), not '\(abbreviated(text))'")
             }
             limit = Int(value)
         }
         let minID = try idBound(query, "min_id")
         let maxID = try idBound(query, "max_id")
         if let minID, let maxID, minID > maxID {
-            throw APIError.invalidIDRange("min_id (\(minID)) is greater than max_id (\(maxID))")
+            throw APIError(.invalidIDRange, "min_id (\(minID)) is greater than max_id (\(maxID))")
         }
         var wait: Duration = .zero
-        if let text = try query.value("wait", invalid: APIError.invalidWait) {
+        if let text = try query.value("wait", invalid: .invalidWait) {
             guard let value = DecimalParser.seconds(text), value <= maximumWait else {
-                throw APIError.invalidWait("wait must be a number of seconds from 0 to 60, not '\(abbreviated(text))'")
+                throw APIError(.invalidWait, "wait must be a number of seconds from 0 to 60, not '\(abbreviated(text))'")
             }
             wait = value
         }
@@ -63,9 +63,9 @@ struct EventRoutes {
     }
 
     private static func idBound(_ query: QueryParameters, _ name: String) throws(APIError) -> Int64? {
-        guard let text = try query.value(name, invalid: APIError.invalidIDRange) else { return nil }
+        guard let text = try query.value(name, invalid: .invalidIDRange) else { return nil }
         guard let id = DecimalParser.positiveInt64(text) else {
-            throw APIError.invalidIDRange("\(name) must be a message id, an integer from 1 to \(Int64.max), not '\(abbreviated(text))'")
+            throw APIError(.invalidIDRange, "\(name) must be a message id, an integer from 1 to \(Int64.max), not '\(abbreviated(text))'")
         }
         return id
     }

@@ -19,10 +19,10 @@ struct MessageRoutes {
     private func append(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
         let body = try RequestBody(request.http.body)
-        let message = NewMessage(sender: try body.requiredString("sender"),
-                                 body: try body.requiredString("body"),
-                                 clientID: try body.optionalString("client_id"),
-                                 replyTo: try body.optionalPositiveInt64("reply_to"))
+        let message = NewMessage(sender: try body.requiredString(.sender),
+                                 body: try body.requiredString(.body),
+                                 clientID: try body.optionalString(.clientID),
+                                 replyTo: try body.optionalPositiveInt64(.replyTo))
         try MessageRules.check { () throws(StoreError) in try MessageRules.validate(message) }
         environment.store.append(message, to: conversation) { result in
             switch result {
@@ -59,24 +59,24 @@ struct MessageRoutes {
         let after = try cursor(query, "after")
         let around = try cursor(query, "around")
         var limit = PageQuery.defaultLimit
-        if let text = try query.value("limit", invalid: APIError.invalidLimit) {
+        if let text = try query.value("limit", invalid: .invalidLimit) {
             guard let value = DecimalParser.positiveInt64(text), value <= PageQuery.limitRange.upperBound else {
-                throw APIError.invalidLimit("limit must be an integer from \(PageQuery.limitRange.lowerBound) to \(PageQuery.limitRange.upperBound), not '\(abbreviated(text))'")
+                throw APIError(.invalidLimit, "limit must be an integer from \(PageQuery.limitRange.lowerBound) to \(PageQuery.limitRange.upperBound), not '\(abbreviated(text))'")
             }
             limit = Int(value)
         }
         var window: Int?
-        if let text = try query.value("window", invalid: APIError.invalidWindow) {
+        if let text = try query.value("window", invalid: .invalidWindow) {
             guard let value = DecimalParser.positiveInt64(text), value <= PageQuery.windowRange.upperBound else {
-                throw APIError.invalidWindow("window must be an integer from \(PageQuery.windowRange.lowerBound) to \(PageQuery.windowRange.upperBound), not '\(abbreviated(text))'")
+                throw APIError(.invalidWindow, "window must be an integer from \(PageQuery.windowRange.lowerBound) to \(PageQuery.windowRange.upperBound), not '\(abbreviated(text))'")
             }
             window = Int(value)
         }
         if around != nil && (before != nil || after != nil) {
-            throw APIError.conflictingCursors("around cannot be combined with before or after")
+            throw APIError(.conflictingCursors, "around cannot be combined with before or after")
         }
         if window != nil && (after == nil || before != nil || around != nil) {
-            throw APIError.invalidWindow("window is only allowed beside a lone after")
+            throw APIError(.invalidWindow, "window is only allowed beside a lone after")
         }
         let pageCursor: PageCursor
         switch (before, after, around) {
@@ -90,10 +90,10 @@ struct MessageRoutes {
     }
 
     private static func cursor(_ query: QueryParameters, _ name: String) throws(APIError) -> Int64? {
-        guard let text = try query.value(name, invalid: APIError.invalidCursor) else { return nil }
+        guard let text = try query.value(name, invalid: .invalidCursor) else { return nil }
         // A position, not a message: 0 is below every id (`after=0` walks from the first message).
         guard let id = DecimalParser.nonNegativeInt64(text) else {
-            throw APIError.invalidCursor("\(name) must be a message id or position, an integer from 0 to \(Int64.max), not '\(abbreviated(text))'")
+            throw APIError(.invalidCursor, "\(name) must be a message id or position, an integer from 0 to \(Int64.max), not '\(abbreviated(text))'")
         }
         return id
     }
@@ -104,7 +104,7 @@ struct MessageRoutes {
     private func edit(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
         let messageID = try environment.messageID(request)
-        let text = try RequestBody(request.http.body).requiredString("body")
+        let text = try RequestBody(request.http.body).requiredString(.body)
         try MessageRules.check { () throws(StoreError) in try MessageRules.validateBody(text) }
         environment.store.edit(messageID: messageID, in: conversation, body: text) { result in
             switch result {
