@@ -28,6 +28,21 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
         self.init(ErrorCode(invalid: field), message)
     }
 
+    /// A broken rule of the model, under its field's code, in the rule's words.
+    public init(_ violation: RuleViolation) {
+        self.init(invalid: violation.field, violation.message)
+    }
+
+    /// Runs a rule of the model (`MessageRules`, `PageQuery.check()`...),
+    /// answering its violation as the field's 400.
+    public static func enforcing<T>(_ rule: () throws(RuleViolation) -> T) throws(APIError) -> T {
+        do {
+            return try rule()
+        } catch {
+            throw APIError(error)
+        }
+    }
+
     public var status: HTTPStatus { code.status }
 
     public var description: String { "\(status.code) \(code.rawValue): \(message)" }

@@ -1,3 +1,5 @@
+import HistoryStore
+
 /// The query string of a request target, read the way the contract says:
 /// `application/x-www-form-urlencoded` pairs (`+` is a space, `%XX` a byte),
 /// unknown names ignored, a known name given twice refused.
@@ -39,6 +41,16 @@ public struct QueryParameters: Sendable {
             throw APIError(invalid, "\(name) has a malformed percent-encoding")
         }
         return decoded
+    }
+
+    /// The integer `rule` names, checked by it: nil when absent, and text
+    /// that is no decimal integer breaks the rule in its own words.
+    public func integer(_ rule: IntegerRule) throws(APIError) -> Int64? {
+        guard let text = try value(rule.field.name, invalid: ErrorCode(invalid: rule.field)) else { return nil }
+        guard let value = DecimalParser.nonNegativeInt64(text) else {
+            throw APIError(rule.violation(given: abbreviated(text)))
+        }
+        return try APIError.enforcing { () throws(RuleViolation) in try rule.check(value) }
     }
 
     /// True when the query names `name` at least once.

@@ -27,7 +27,7 @@ struct ConversationRoutes {
             id = valid
         }
         let title = try body.optionalString(.title)
-        try MessageRules.check { () throws(StoreError) in try MessageRules.validateTitle(title) }
+        try APIError.enforcing { () throws(RuleViolation) in try MessageRules.checkTitle(title) }
         environment.store.createConversation(id: id, title: title) { result in
             switch result {
             case .success(let conversation):

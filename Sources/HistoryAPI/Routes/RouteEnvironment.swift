@@ -10,7 +10,7 @@ struct RouteEnvironment: Sendable {
     let longPolls: LongPollRegistry
 
     /// The `{cid}` of the path. An id that is not a valid conversation id
-    /// names no conversation: 404 `conversation_not_found`, as the brief says.
+    /// names no conversation: 404 `conversation_not_found`, as for an unknown one.
     func conversationID(_ request: APIRequest, at index: Int = 0) throws(APIError) -> ConversationID {
         let segment = request.pathParameters[index]
         guard let segment, let id = ConversationID(segment) else {
@@ -47,17 +47,6 @@ struct RouteEnvironment: Sendable {
             return try body()
         } catch {
             throw apiError(error, request: request)
-        }
-    }
-}
-
-extension MessageRules {
-    /// `MessageRules` checks through the one `StoreError` → `APIError` mapping.
-    static func check(_ rule: () throws(StoreError) -> Void) throws(APIError) {
-        do {
-            try rule()
-        } catch {
-            throw APIError(error)
         }
     }
 }
