@@ -36,8 +36,8 @@ struct EventRoutes {
     static func eventsQuery(_ query: QueryParameters) throws(APIError) -> (ChangeQuery, wait: Duration) {
         let since = try query.integer(ChangeQuery.sinceRule) ?? 0
         let limit = try query.integer(ChangeQuery.limitRule).map { Int($0) } ?? ChangeQuery.defaultLimit
-        let minID = try query.integer(ChangeQuery.idBoundRule(.minID))
-        let maxID = try query.integer(ChangeQuery.idBoundRule(.maxID))
+        let minID = try query.integer(ChangeQuery.minIDRule)
+        let maxID = try query.integer(ChangeQuery.maxIDRule)
         let changeQuery = ChangeQuery(since: since, limit: limit, minID: minID, maxID: maxID)
         try APIError.enforcing { () throws(RuleViolation) in try changeQuery.check() }
         var wait: Duration = .zero

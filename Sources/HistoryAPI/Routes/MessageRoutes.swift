@@ -56,9 +56,9 @@ struct MessageRoutes {
     /// `PageCursor` cannot even hold), then the query's own rules (`window`
     /// beside anything but a lone `after`: `invalid_window`).
     static func pageQuery(_ query: QueryParameters) throws(APIError) -> PageQuery {
-        let before = try query.integer(PageQuery.cursorRule(.before))
-        let after = try query.integer(PageQuery.cursorRule(.after))
-        let around = try query.integer(PageQuery.cursorRule(.around))
+        let before = try query.integer(PageQuery.beforeRule)
+        let after = try query.integer(PageQuery.afterRule)
+        let around = try query.integer(PageQuery.aroundRule)
         let limit = try query.integer(PageQuery.limitRule).map { Int($0) } ?? PageQuery.defaultLimit
         let window = try query.integer(PageQuery.windowRule).map { Int($0) }
         if around != nil && (before != nil || after != nil) {
