@@ -23,7 +23,7 @@ extension StoreReads {
     /// cache knows the conversation, else the same lookup joined to the
     /// conversation's id, which also fills the cache for the next request.
     func role(of user: UserID, in id: ConversationID) throws(StoreError) -> MemberRole? {
-        if let seq = directory.seq(of: id) {
+        if let seq = seqCache.seq(of: id) {
             return try sqlite { () throws(SQLiteError) in
                 try connection.cachedStatement(sql: """
                     SELECT role FROM members WHERE conversation_seq = ? AND user_id = ?
@@ -40,7 +40,7 @@ extension StoreReads {
             }
         }
         guard let found else { return nil }
-        directory.remember(id, seq: found.seq)
+        seqCache.remember(id, seq: found.seq)
         return found.role
     }
 }
