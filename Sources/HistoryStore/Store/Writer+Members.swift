@@ -51,35 +51,4 @@ extension Writer {
                 """).firstRow(seq, user.rawValue, map: StoredRows.member) ?? nil
         }
     }
-
-    /// Runs `body`, a request that writes more than one row, as one unit
-    /// inside the batch transaction: when it fails, what it wrote is undone
-    /// and the batch's other requests still commit. A savepoint costs about
-    /// as much as the INSERT it guards, so only such rare requests use one.
-    /// When the savepoint itself cannot be released or rolled back, the whole
-    /// transaction is ended and a `.storage` error thrown, which makes
-    /// `perform` fail the batch rather than commit half a request.
-    func asOneUnit<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try sqlite { () throws(SQLiteError) in try connection.cachedStatement(sql: "SAVEPOINT request").execute() }
-        let value: T
-        do {
-            value = try body()
-        } catch {
-            do throws(SQLiteError) {
-                try connection.cachedStatement(sql: "ROLLBACK TO request").execute()
-                try connection.cachedStatement(sql: "RELEASE request").execute()
-            } catch let undoError {
-                connection.rollback()
-                throw StoreError(undoError)
-            }
-            throw error
-        }
-        do throws(SQLiteError) {
-            try connection.cachedStatement(sql: "RELEASE request").execute()
-        } catch {
-            connection.rollback()
-            throw StoreError(error)
-        }
-        return value
-    }
 }
