@@ -2,6 +2,9 @@
 /// ordered with the messages around them, and a member added in a batch is
 /// durable when its caller is answered.
 ///
+/// A member is read by its primary key (`NOT INDEXED`: see
+/// `StoreReads.MemberSQL.roleBySeq`).
+///
 /// Member changes do not bump the conversation's `version`: that counter
 /// orders the message feed, and a client paging messages must not see a
 /// change that is not in the feed.
@@ -47,7 +50,7 @@ extension Writer {
     private func member(_ user: UserID, seq: Int64) throws(StoreError) -> Member? {
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
-                SELECT \(StoredRows.memberColumns) FROM members WHERE conversation_seq = ? AND user_id = ?
+                SELECT \(StoredRows.memberColumns) FROM members NOT INDEXED WHERE conversation_seq = ? AND user_id = ?
                 """).firstRow(seq, user.rawValue, map: StoredRows.member) ?? nil
         }
     }
