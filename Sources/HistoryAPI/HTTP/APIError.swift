@@ -114,11 +114,10 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
                 return
             }
             self = APIError(invalid: field, "\(field.name) \(reason)")
-        case .storage where error.isStorageFull:
+        case .storage where error.isStorageFull, .idSpaceExhausted:
             // RFC 4918 §11.5: the server cannot store what the request needs.
-            // Not a bug of ours nor of the client's: retry once there is room.
-            // The store reports a used-up id space as SQLITE_FULL too, so it
-            // lands here; a StoreError case of its own would say so plainly.
+            // Not a bug of ours nor of the client's: retry once there is room
+            // (a used-up id space is the same answer: nothing more fits).
             self = APIError(.insufficientStorage, "the server's storage is full; the request was not applied")
         case .storage:
             self = APIError(.internalError, "the store failed; the request was not applied")
