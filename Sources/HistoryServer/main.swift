@@ -67,7 +67,10 @@ default:
 let application: HistoryApplication
 do {
     application = try HistoryApplication(configuration: configuration)
-} catch {
+} catch .configuration(let error) {
+    writeLine("history-server: error: \(error.message)", to: STDERR_FILENO)
+    exit(2)
+} catch .store(let error) {
     writeLine("history-server: error: cannot open the database \(configuration.databasePath): \(error)", to: STDERR_FILENO)
     exit(1)
 }

@@ -24,9 +24,53 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var logLevel: LogLevel
     public var accessLog: Bool
 
+    // MARK: Identity and access
+
+    /// A file holding the HS256 shared secret; with any ES256 key, tokens mode.
+    public var jwtHS256SecretFile: String?
+    /// ES256 public keys (PEM files), chosen by the token's `kid`.
+    public var jwtES256PublicKeys: [PublicKeyFile]
+    /// When set, a token's `aud` must name it.
+    public var jwtAudience: String?
+    /// When set, a token's `iss` must be it.
+    public var jwtIssuer: String?
+    /// Open mode on a non-loopback bind (a warning at start).
+    public var insecureNoAuth: Bool
+    /// `Host` names a loopback bind answers beyond localhost, 127.0.0.1 and [::1].
+    public var allowedHosts: [String]
+    /// Origins that get CORS headers and preflight answers.
+    public var corsOrigins: [String]
+
+    /// One `--jwt-es256-public-key KID=PATH`.
+    public struct PublicKeyFile: Hashable, Sendable {
+        public var kid: String
+        public var path: String
+
+        public init(kid: String, path: String) {
+            self.kid = kid
+            self.path = path
+        }
+
+        /// `KID=PATH`, both non-empty; nil otherwise.
+        public init?(argument: String) {
+            guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex,
+                  argument.index(after: equals) != argument.endIndex else { return nil }
+            self.init(kid: String(argument[..<equals]), path: String(argument[argument.index(after: equals)...]))
+        }
+    }
+
     public init(host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "./data/history.sqlite",
                 durability: Durability = .full, maximumConnections: Int = 10_000, logLevel: LogLevel = .info,
-                accessLog: Bool = true) {
+                accessLog: Bool = true, jwtHS256SecretFile: String? = nil, jwtES256PublicKeys: [PublicKeyFile] = [],
+                jwtAudience: String? = nil, jwtIssuer: String? = nil, insecureNoAuth: Bool = false,
+                allowedHosts: [String] = [], corsOrigins: [String] = []) {
+        self.jwtHS256SecretFile = jwtHS256SecretFile
+        self.jwtES256PublicKeys = jwtES256PublicKeys
+        self.jwtAudience = jwtAudience
+        self.jwtIssuer = jwtIssuer
+        self.insecureNoAuth = insecureNoAuth
+        self.allowedHosts = allowedHosts
+        self.corsOrigins = corsOrigins
         self.host = host
         self.port = port
         self.databasePath = databasePath
@@ -47,6 +91,9 @@ public struct ServerConfiguration: Sendable, Hashable {
 
         USAGE: history-server [--host <host>] [--port <port>] [--database <path>] [--durability <durability>]
                               [--max-connections <count>] [--log-level <level>] [--access-log <on|off>]
+                              [--jwt-hs256-secret-file <path>] [--jwt-es256-public-key <kid=path> ...]
+                              [--jwt-audience <aud>] [--jwt-issuer <iss>] [--insecure-no-auth]
+                              [--allowed-host <name> ...] [--cors-origin <origin> ...]
 
         OPTIONS:
           --host <host>           The address to listen on, an IPv4 or IPv6 literal or localhost.
@@ -66,6 +113,20 @@ public struct ServerConfiguration: Sendable, Hashable {
                                   (env: HISTORY_LOG_LEVEL, default: info)
           --access-log <on|off>   One line per request on stdout: method, path, status, bytes,
                                   microseconds. (env: HISTORY_ACCESS_LOG, default: on)
+          --jwt-hs256-secret-file <path>
+                                  A file holding the HS256 secret tokens are signed with; with any key
+                                  every /v1 request needs a bearer token. (env: HISTORY_JWT_HS256_SECRET_FILE)
+          --jwt-es256-public-key <kid=path>
+                                  An ES256 public key (PEM) for tokens whose kid is <kid>; repeatable.
+                                  (env: HISTORY_JWT_ES256_PUBLIC_KEY, comma-separated)
+          --jwt-audience <aud>    Tokens must carry this aud. (env: HISTORY_JWT_AUDIENCE)
+          --jwt-issuer <iss>      Tokens must carry this iss. (env: HISTORY_JWT_ISSUER)
+          --insecure-no-auth      Serve without tokens on a non-loopback --host (every request is an
+                                  administrator). (env: HISTORY_INSECURE_NO_AUTH=on)
+          --allowed-host <name>   A Host name a loopback bind answers besides localhost, 127.0.0.1 and
+                                  [::1]; repeatable. (env: HISTORY_ALLOWED_HOST, comma-separated)
+          --cors-origin <origin>  An origin (https://app.example) that gets CORS headers; repeatable.
+                                  (env: HISTORY_CORS_ORIGIN, comma-separated)
           -h, --help              Show help information.
 
         """
@@ -73,6 +134,10 @@ public struct ServerConfiguration: Sendable, Hashable {
     private struct Option: Sendable {
         var flag: String
         var variable: String
+        /// Given more than once, each value counts; its variable is a comma-separated list.
+        var repeatable = false
+        /// Takes no value (`--insecure-no-auth`); its variable is on/off.
+        var isSwitch = false
         var apply: @Sendable (inout ServerConfiguration, String) throws(ConfigurationError) -> Void
     }
 
@@ -116,6 +181,43 @@ public struct ServerConfiguration: Sendable, Hashable {
             default: throw ConfigurationError("--access-log must be on or off, not '\(value)'")
             }
         },
+        Option(flag: "--jwt-hs256-secret-file", variable: "HISTORY_JWT_HS256_SECRET_FILE") { configuration, value throws(ConfigurationError) in
+            guard !value.isEmpty else { throw ConfigurationError("--jwt-hs256-secret-file must not be empty") }
+            configuration.jwtHS256SecretFile = value
+        },
+        Option(flag: "--jwt-es256-public-key", variable: "HISTORY_JWT_ES256_PUBLIC_KEY", repeatable: true) { configuration, value throws(ConfigurationError) in
+            guard let key = PublicKeyFile(argument: value) else {
+                throw ConfigurationError("--jwt-es256-public-key must be KID=PATH, not '\(value)'")
+            }
+            configuration.jwtES256PublicKeys.append(key)
+        },
+        Option(flag: "--jwt-audience", variable: "HISTORY_JWT_AUDIENCE") { configuration, value throws(ConfigurationError) in
+            guard !value.isEmpty else { throw ConfigurationError("--jwt-audience must not be empty") }
+            configuration.jwtAudience = value
+        },
+        Option(flag: "--jwt-issuer", variable: "HISTORY_JWT_ISSUER") { configuration, value throws(ConfigurationError) in
+            guard !value.isEmpty else { throw ConfigurationError("--jwt-issuer must not be empty") }
+            configuration.jwtIssuer = value
+        },
+        Option(flag: "--insecure-no-auth", variable: "HISTORY_INSECURE_NO_AUTH", isSwitch: true) { configuration, value throws(ConfigurationError) in
+            switch value.lowercased() {
+            case "on", "true", "1", "yes": configuration.insecureNoAuth = true
+            case "off", "false", "0", "no", "": configuration.insecureNoAuth = false
+            default: throw ConfigurationError("--insecure-no-auth must be on or off, not '\(value)'")
+            }
+        },
+        Option(flag: "--allowed-host", variable: "HISTORY_ALLOWED_HOST", repeatable: true) { configuration, value throws(ConfigurationError) in
+            guard !value.isEmpty, !value.contains(where: { $0 == " " || $0 == "/" }) else {
+                throw ConfigurationError("--allowed-host must be a host name, not '\(value)'")
+            }
+            configuration.allowedHosts.append(value)
+        },
+        Option(flag: "--cors-origin", variable: "HISTORY_CORS_ORIGIN", repeatable: true) { configuration, value throws(ConfigurationError) in
+            guard value.hasPrefix("http://") || value.hasPrefix("https://"), !value.hasSuffix("/") else {
+                throw ConfigurationError("--cors-origin must be an origin such as https://app.example, not '\(value)'")
+            }
+            configuration.corsOrigins.append(value)
+        },
     ]
 
     /// Reads `arguments` (without the program name) and `environment`; a
@@ -138,7 +240,9 @@ public struct ServerConfiguration: Sendable, Hashable {
             guard let option = options.first(where: { $0.flag == name }) else {
                 throw ConfigurationError(argument.hasPrefix("-") ? "unknown option '\(name)'" : "unexpected argument '\(argument)'")
             }
-            if let inlineValue {
+            if option.isSwitch {
+                given.append((option, inlineValue ?? "on"))
+            } else if let inlineValue {
                 given.append((option, inlineValue))
             } else {
                 guard index < arguments.count else { throw ConfigurationError("\(name) needs a value") }
@@ -150,7 +254,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         for option in options where !given.contains(where: { $0.option.flag == option.flag }) {
             guard let value = environment[option.variable] else { continue }
             do {
-                try option.apply(&configuration, value)
+                let values = option.repeatable ? value.split(separator: ",").map { String($0) } : [value]
+                for value in values { try option.apply(&configuration, value) }
             } catch {
                 throw ConfigurationError(error.message.replacingFirst(option.flag, with: option.variable))
             }
