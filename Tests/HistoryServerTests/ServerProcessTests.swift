@@ -18,8 +18,21 @@ struct ServerProcessTests {
     func badFlagsExitTwoWithAMessage(_ arguments: [String]) throws {
         let result = try ServerProcess.run(arguments)
         #expect(result.status == 2)
-        #expect(result.stderr.contains("error"))
+        #expect(result.stderr.hasPrefix("history-server: error: "), "\(result.stderr)")
         #expect(result.stderr.contains(arguments[0]))
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+    }
+
+    /// A bad variable whose flag is given must not stop a corrected start.
+    @Test func aFlagOverridesABadVariable() throws {
+        let folder = try TemporaryFolder()
+        let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"],
+                                       environment: ["HISTORY_PORT": "abc"])
+        defer { server.stop() }
+        #expect(server.port > 0)
+        let bad = try ServerProcess.run(["--database", folder.databasePath], environment: ["HISTORY_PORT": "abc"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("HISTORY_PORT"), "\(bad.stderr)")
     }
 
     /// A database that cannot be opened is one readable line and status 1.

@@ -13,22 +13,22 @@ public enum AccessMode: Sendable {
     case tokens(TokenVerifier)
 
     /// Loads the configured keys and checks the bind.
-    /// - Throws: `ConfigurationError` (exit status 2) when a key cannot be
+    /// - Throws: `AccessSetupError` (exit status 2) when a key cannot be
     ///   loaded, or when a non-loopback bind would run without keys.
-    public init(_ configuration: ServerConfiguration) throws(ConfigurationError) {
+    public init(_ configuration: ServerConfiguration) throws(AccessSetupError) {
         let keys: TokenKeys
         do {
             keys = try TokenKeys.load(hs256SecretFile: configuration.jwtHS256SecretFile,
                                       es256PublicKeys: configuration.jwtES256PublicKeys.map { ($0.kid, $0.path) })
         } catch {
-            throw ConfigurationError(error.message)
+            throw AccessSetupError(error.message)
         }
         guard keys.isEmpty else {
             self = .tokens(TokenVerifier(keys: keys, audience: configuration.jwtAudience, issuer: configuration.jwtIssuer))
             return
         }
         guard Self.isLoopback(host: configuration.host) || configuration.insecureNoAuth else {
-            throw ConfigurationError("--host \(configuration.host) is not a loopback address and no token key is given: "
+            throw AccessSetupError("--host \(configuration.host) is not a loopback address and no token key is given: "
                                      + "give --jwt-hs256-secret-file or --jwt-es256-public-key (or --insecure-no-auth)")
         }
         self = .open
@@ -74,4 +74,12 @@ public enum AccessMode: Sendable {
             return verifier.verify(authorization: values.first.map { Substring($0) })
         }
     }
+}
+
+/// Why the server cannot run in the access mode its settings ask for: one
+/// line for stderr, exit status 2 like a bad flag.
+public struct AccessSetupError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
 }

@@ -121,7 +121,7 @@ public final class HistoryApplication: Sendable {
 /// Why `HistoryApplication` could not be built.
 public enum StartupError: Error, CustomStringConvertible {
     /// A setting the server cannot use: exit status 2, like a bad flag.
-    case configuration(ConfigurationError)
+    case configuration(AccessSetupError)
     /// The database cannot be opened: exit status 1.
     case store(StoreError)
 
