@@ -68,12 +68,16 @@ default:
 let application: HistoryApplication
 do {
     application = try HistoryApplication(configuration: configuration)
-} catch .configuration(let error) {
-    writeLine("history-server: error: \(error.message)", to: STDERR_FILENO)
-    exit(2)
-} catch .store(let error) {
-    writeLine("history-server: error: cannot open the database \(configuration.databasePath): \(error)", to: STDERR_FILENO)
-    exit(1)
+} catch {
+    switch error {
+    case .configuration(let error):
+        // Like a bad flag: the settings cannot work, so one line and status 2.
+        writeLine("history-server: error: \(error.message)", to: STDERR_FILENO)
+        exit(2)
+    case .store(let error):
+        writeLine("history-server: error: cannot open the database \(configuration.databasePath): \(error)", to: STDERR_FILENO)
+        exit(1)
+    }
 }
 
 do {

@@ -19,7 +19,7 @@ public enum AccessMode: Sendable {
         let keys: TokenKeys
         do {
             keys = try TokenKeys.load(hs256SecretFile: configuration.jwtHS256SecretFile,
-                                      es256PublicKeys: configuration.jwtES256PublicKeys.map { ($0.kid, $0.path) })
+                                      es256PublicKeys: configuration.jwtES256PublicKeys.map { (kid: $0.kid, path: $0.path) })
         } catch {
             throw AccessSetupError(error.message)
         }
