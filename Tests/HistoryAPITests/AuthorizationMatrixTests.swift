@@ -8,15 +8,16 @@ import Testing
 ///
 /// Each cell runs on its own conversation, set up by an admin: `olga` owns
 /// it, `mia` and `zed` are members, `ari` is a member who wrote message 1;
-/// `nick` is in no conversation.
+/// `nick` is in no conversation. Message ids are unique across the
+/// server, so `{mid}` is the id that message got.
 @Suite struct AuthorizationMatrixTests {
     enum Route: String, CaseIterable, Sendable {
         case createConversation = "POST /v1/conversations"
         case readConversation = "GET /v1/conversations/{cid}"
         case readPages = "GET /v1/conversations/{cid}/messages"
         case append = "POST /v1/conversations/{cid}/messages"
-        case edit = "PATCH /v1/conversations/{cid}/messages/1"
-        case delete = "DELETE /v1/conversations/{cid}/messages/1"
+        case edit = "PATCH /v1/conversations/{cid}/messages/{mid}"
+        case delete = "DELETE /v1/conversations/{cid}/messages/{mid}"
         case readEvents = "GET /v1/conversations/{cid}/events"
         case readMembers = "GET /v1/conversations/{cid}/members"
         case putMember = "PUT /v1/conversations/{cid}/members/newbie"
@@ -132,12 +133,14 @@ import Testing
                     expectSuccess(try client.call(.put, "/v1/conversations/\(cid)/members/\(user)", token: admin,
                                                   json: #"{"role":"\#(role)"}"#))
                 }
-                expectSuccess(try client.call(.post, "/v1/conversations/\(cid)/messages", token: admin,
-                                              json: #"{"sender":"ari","body":"first"}"#))
+                let first = try client.call(.post, "/v1/conversations/\(cid)/messages", token: admin,
+                                            json: #"{"sender":"ari","body":"first"}"#)
+                expectSuccess(first)
+                let mid = try first.object()["id"] as? Int ?? 0
 
                 let parts = route.rawValue.split(separator: " ", maxSplits: 1)
                 let method = HTTPMethod(rawValue: String(parts[0]))
-                let target = parts[1].replacingOccurrences(of: "{cid}", with: cid)
+                let target = parts[1].replacingOccurrences(of: "{cid}", with: cid).replacingOccurrences(of: "{mid}", with: "\(mid)")
                 let json: String? = switch route {
                 case .createConversation: "{}"
                 case .append: #"{"sender":"\#(Self.subject(caller))","body":"hello"}"#

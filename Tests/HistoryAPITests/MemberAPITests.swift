@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import HTTPCore
 import HistoryAPI
+import HistoryStore
 import Testing
 
 @Suite struct MemberAPITests {
