@@ -14,12 +14,38 @@ public protocol HistoryStore: Sendable {
     // MARK: - Conversations
 
     /// Creates a conversation; a random id is generated when `id` is nil.
+    /// With an `owner`, that user is its first member, role `owner`, written
+    /// in the same transaction (nil in open mode and for admins: no member).
     /// Fails with `.conversationExists` or `.invalid(field: "title", ...)`.
-    func createConversation(id: ConversationID?, title: String?,
+    func createConversation(id: ConversationID?, title: String?, owner: UserID?,
                             completion: @escaping @Sendable (Result<Conversation, StoreError>) -> Void)
 
     /// O(1): the kept counters, never a count.
     func conversation(_ id: ConversationID) throws(StoreError) -> Conversation
+
+    // MARK: - Members
+
+    /// Adds a member or changes its role; idempotent (`.unchanged` writes
+    /// nothing). Goes through the writer like every write.
+    /// Fails `.conversationNotFound`.
+    func putMember(_ user: UserID, role: MemberRole, in conversation: ConversationID,
+                   completion: @escaping @Sendable (Result<MemberChange, StoreError>) -> Void)
+
+    /// true when a member was removed, false when the user was not a member.
+    /// Fails `.conversationNotFound`.
+    func removeMember(_ user: UserID, from conversation: ConversationID,
+                      completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void)
+
+    /// A keyset page in `user_id` byte order: the members with a user id
+    /// greater than `after` (from the first when nil). `limit` is
+    /// `MemberPage.limitRange`, else `.invalid(field: "limit", ...)`.
+    /// Fails `.conversationNotFound`.
+    func members(of conversation: ConversationID, after: UserID?, limit: Int) throws(StoreError) -> MemberPage
+
+    /// The check of every request in tokens mode: one indexed lookup, no scan.
+    /// nil when `user` is not a member (or the conversation does not exist,
+    /// which the caller must not tell apart anyway).
+    func role(of user: UserID, in conversation: ConversationID) throws(StoreError) -> MemberRole?
 
     // MARK: - Messages
 
@@ -89,8 +115,25 @@ public struct WaitToken: Hashable, Sendable {
 // MARK: - async conveniences
 
 extension HistoryStore {
-    public func createConversation(id: ConversationID? = nil, title: String? = nil) async throws(StoreError) -> Conversation {
-        try await bridge { createConversation(id: id, title: title, completion: $0) }
+    /// Creates a conversation without members (open mode, admins).
+    public func createConversation(id: ConversationID?, title: String?,
+                                   completion: @escaping @Sendable (Result<Conversation, StoreError>) -> Void) {
+        createConversation(id: id, title: title, owner: nil, completion: completion)
+    }
+
+    public func createConversation(id: ConversationID? = nil, title: String? = nil,
+                                   owner: UserID? = nil) async throws(StoreError) -> Conversation {
+        try await bridge { createConversation(id: id, title: title, owner: owner, completion: $0) }
+    }
+
+    @discardableResult
+    public func putMember(_ user: UserID, role: MemberRole = .member,
+                          in conversation: ConversationID) async throws(StoreError) -> MemberChange {
+        try await bridge { putMember(user, role: role, in: conversation, completion: $0) }
+    }
+
+    public func removeMember(_ user: UserID, from conversation: ConversationID) async throws(StoreError) -> Bool {
+        try await bridge { removeMember(user, from: conversation, completion: $0) }
     }
 
     public func append(_ message: NewMessage, to conversation: ConversationID) async throws(StoreError) -> AppendOutcome {

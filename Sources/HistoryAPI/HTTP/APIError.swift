@@ -137,7 +137,7 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
                             message: "since (\(requested)) is greater than the conversation's version (\(current))")
         case .invalid(let field, let reason):
             self = .invalidField(Self.code(forField: field), "\(field) \(reason)")
-        case .storage where error.isStorageFull:
+        case .storage where error.isStorageFull, .idSpaceExhausted:
             // RFC 4918 §11.5: the server cannot store what the request needs.
             // Not a bug of ours nor of the client's: retry once there is room.
             self = APIError(.insufficientStorage, code: "insufficient_storage",

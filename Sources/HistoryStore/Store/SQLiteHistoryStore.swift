@@ -24,7 +24,7 @@ public final class SQLiteHistoryStore: HistoryStore {
     private let readers: ReaderPool
     private let batcher: AppendBatcher
     private let waiters: VersionWaiters
-    private let directory = ConversationDirectory()
+    private let seqCache = ConversationSeqCache()
     private let isClosed = Atomic<Bool>(false)
 
     /// Opens (creating when missing) the store at `configuration.path` with
@@ -135,7 +135,7 @@ public final class SQLiteHistoryStore: HistoryStore {
 
     // MARK: - Conversations
 
-    public func createConversation(id: ConversationID?, title: String?,
+    public func createConversation(id: ConversationID?, title: String?, owner: UserID?,
                                    completion: @escaping @Sendable (Result<Conversation, StoreError>) -> Void) {
         do {
             try MessageRules.validateTitle(title)
@@ -143,11 +143,39 @@ public final class SQLiteHistoryStore: HistoryStore {
             completion(.failure(error))
             return
         }
-        batcher.submit(.createConversation(id: id, title: title, completion: completion))
+        batcher.submit(.createConversation(id: id, title: title, owner: owner, completion: completion))
     }
 
     public func conversation(_ id: ConversationID) throws(StoreError) -> Conversation {
         try read { reads throws(StoreError) in try reads.conversation(id).conversation }
+    }
+
+    // MARK: - Members
+
+    public func putMember(_ user: UserID, role: MemberRole, in conversation: ConversationID,
+                          completion: @escaping @Sendable (Result<MemberChange, StoreError>) -> Void) {
+        batcher.submit(.putMember(user, role: role, conversation: conversation, completion: completion))
+    }
+
+    public func removeMember(_ user: UserID, from conversation: ConversationID,
+                             completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void) {
+        batcher.submit(.removeMember(user, conversation: conversation, completion: completion))
+    }
+
+    public func members(of conversation: ConversationID, after: UserID?, limit: Int) throws(StoreError) -> MemberPage {
+        guard MemberPage.limitRange.contains(limit) else {
+            throw .invalid(field: "limit", reason: "must be an integer from \(MemberPage.limitRange.lowerBound) to \(MemberPage.limitRange.upperBound)")
+        }
+        return try read { reads throws(StoreError) in try reads.members(of: conversation, after: after, limit: limit) }
+    }
+
+    /// On the path of every request in tokens mode, so no read transaction
+    /// around its single statement (see `StoreReads.role`).
+    public func role(of user: UserID, in conversation: ConversationID) throws(StoreError) -> MemberRole? {
+        guard !isClosed.load(ordering: .acquiring) else { throw .closed }
+        return try readers.read { connection throws(StoreError) -> MemberRole? in
+            try StoreReads(connection: connection, seqCache: seqCache).role(of: user, in: conversation)
+        }
     }
 
     // MARK: - Messages
@@ -208,7 +236,7 @@ public final class SQLiteHistoryStore: HistoryStore {
         guard !isClosed.load(ordering: .acquiring) else { throw .closed }
         return try readers.read { connection throws(StoreError) -> T in
             try connection.transaction(.deferred, mapError: StoreError.init) { () throws(StoreError) -> T in
-                try body(StoreReads(connection: connection, directory: directory))
+                try body(StoreReads(connection: connection, seqCache: seqCache))
             }
         }
     }

@@ -50,6 +50,18 @@ enum StoredRows {
         return (row.int64(0), conversation)
     }
 
+    /// Columns 0...2 of a member row; its conversation is known to the caller.
+    static let memberColumns = "user_id, role, joined_at"
+
+    /// A member row; nil if the stored role is not one this code knows (the
+    /// table's CHECK keeps it from happening), so an unreadable row grants
+    /// nothing rather than guessing a role.
+    static func member(_ row: Row) -> Member? {
+        guard let role = MemberRole(rawValue: row.string(1)) else { return nil }
+        return Member(userID: UserID(stored: row.string(0)), role: role,
+                      joinedAt: Timestamp(millisecondsSinceEpoch: row.int64(2)))
+    }
+
     /// The fingerprint kept beside a `client_id`: FNV-1a 64 of
     /// `sender + "\0" + body`, stored as the signed bit pattern (SQLite
     /// INTEGER). A retry is recognised by it even after the message was
