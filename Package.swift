@@ -21,6 +21,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // MARK: - Storage
@@ -51,7 +52,10 @@ let package = Package(
         ),
         .target(
             name: "HistoryAPI",
-            dependencies: ["HistoryStore", "HTTPCore"],
+            dependencies: [
+                "HistoryStore", "HTTPCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -97,7 +101,10 @@ let package = Package(
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strictSettings),
         .testTarget(
             name: "HistoryAPITests",
-            dependencies: ["HistoryAPI", "HistoryStore", "HTTPCore"],
+            dependencies: [
+                "HistoryAPI", "HistoryStore", "HTTPCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
