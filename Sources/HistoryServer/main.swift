@@ -69,8 +69,15 @@ let application: HistoryApplication
 do {
     application = try HistoryApplication(configuration: configuration)
 } catch {
-    writeLine("history-server: error: cannot open the database \(configuration.databasePath): \(error)", to: STDERR_FILENO)
-    exit(1)
+    switch error {
+    case .configuration(let error):
+        // Like a bad flag: the settings cannot work, so one line and status 2.
+        writeLine("history-server: error: \(error.message)", to: STDERR_FILENO)
+        exit(2)
+    case .store(let error):
+        writeLine("history-server: error: cannot open the database \(configuration.databasePath): \(error)", to: STDERR_FILENO)
+        exit(1)
+    }
 }
 
 do {

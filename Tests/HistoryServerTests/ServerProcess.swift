@@ -34,8 +34,10 @@ final class ServerProcess: Sendable {
     /// With `openFileSoftLimit`, the child starts (through `sh`, which `exec`s
     /// it) with that soft limit on open files, as on a stingier machine; with
     /// `openFileLimit`, with that soft and hard limit (it cannot raise it).
+    /// `environment` is added to this process's; `startupAddress` is how the
+    /// start-up line names the address (the port follows it).
     init(arguments: [String], environment: [String: String] = [:], openFileSoftLimit: Int? = nil,
-         openFileLimit: Int? = nil) throws {
+         openFileLimit: Int? = nil, startupAddress: String = "http://127.0.0.1:") throws {
         let process = Process()
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         if let openFileLimit {
@@ -74,7 +76,7 @@ final class ServerProcess: Sendable {
             }
             if line == nil { Thread.sleep(forTimeInterval: 0.01) }
         }
-        guard let line, let range = line.range(of: "http://127.0.0.1:"),
+        guard let line, let range = line.range(of: startupAddress),
               let port = Int(line[range.upperBound...].prefix { $0.isNumber }) else {
             if process.isRunning { process.interrupt() }
             let text = output.bytes.withLock { String(decoding: $0.stdout + $0.stderr, as: UTF8.self) }
@@ -165,7 +167,8 @@ extension HTTPClientResponse {
 extension HTTPClientConnection {
     func post(_ target: String, _ json: String) throws -> HTTPClientResponse {
         let body = Array(json.utf8)
-        return try request(HTTPRequest(method: .post, target: target, headers: ["Content-Length": "\(body.count)"], body: body))
+        return try request(HTTPRequest(method: .post, target: target,
+                                       headers: ["Content-Length": "\(body.count)", "Content-Type": "application/json"], body: body))
     }
 }
 

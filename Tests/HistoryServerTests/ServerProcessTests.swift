@@ -91,7 +91,8 @@ struct ServerProcessTests {
         #expect(server.stderrText.contains("at most 64 connections are served"), "\(server.stderrText)")
         let setup = try server.connect()
         defer { setup.close() }
-        #expect(try setup.request(HTTPRequest(method: .post, target: "/v1/conversations", body: Array(#"{"id":"c"}"#.utf8))).status == 201)
+        #expect(try setup.request(HTTPRequest(method: .post, target: "/v1/conversations",
+                                                          headers: ["Content-Type": "application/json"], body: Array(#"{"id":"c"}"#.utf8))).status == 201)
 
         // 150 connections held open for a few rounds of requests, so the
         // process lives at its limit for seconds (libdispatch looks every second).

@@ -14,9 +14,54 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var logLevel: LogLevel
     public var accessLog: Bool
 
+    // MARK: Identity and access
+
+    /// A file of HS256 shared secrets (`KID SECRET` lines); with any ES256
+    /// key, it turns tokens mode on.
+    public var jwtHS256SecretFile: String?
+    /// ES256 public keys (PEM files), chosen by the token's `kid`.
+    public var jwtES256PublicKeys: [PublicKeyFile]
+    /// When set, a token's `aud` must name it.
+    public var jwtAudience: String?
+    /// When set, a token's `iss` must be it.
+    public var jwtIssuer: String?
+    /// Open mode on a non-loopback bind (a warning at start).
+    public var insecureNoAuth: Bool
+    /// `Host` names a loopback bind answers beyond localhost, 127.0.0.1 and [::1].
+    public var allowedHosts: [String]
+    /// Origins that get CORS headers and preflight answers.
+    public var corsOrigins: [String]
+
+    /// One `--jwt-es256-public-key KID=PATH`.
+    public struct PublicKeyFile: Hashable, Sendable {
+        public var kid: String
+        public var path: String
+
+        public init(kid: String, path: String) {
+            self.kid = kid
+            self.path = path
+        }
+
+        /// `KID=PATH`, both non-empty; nil otherwise.
+        public init?(argument: String) {
+            guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex,
+                  argument.index(after: equals) != argument.endIndex else { return nil }
+            self.init(kid: String(argument[..<equals]), path: String(argument[argument.index(after: equals)...]))
+        }
+    }
+
     public init(host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "./data/history.sqlite",
                 durability: Durability = .full, maximumConnections: Int = 10_000, logLevel: LogLevel = .info,
-                accessLog: Bool = true) {
+                accessLog: Bool = true, jwtHS256SecretFile: String? = nil, jwtES256PublicKeys: [PublicKeyFile] = [],
+                jwtAudience: String? = nil, jwtIssuer: String? = nil, insecureNoAuth: Bool = false,
+                allowedHosts: [String] = [], corsOrigins: [String] = []) {
+        self.jwtHS256SecretFile = jwtHS256SecretFile
+        self.jwtES256PublicKeys = jwtES256PublicKeys
+        self.jwtAudience = jwtAudience
+        self.jwtIssuer = jwtIssuer
+        self.insecureNoAuth = insecureNoAuth
+        self.allowedHosts = allowedHosts
+        self.corsOrigins = corsOrigins
         self.host = host
         self.port = port
         self.databasePath = databasePath

@@ -33,9 +33,11 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
     case invalidReplyTo = "invalid_reply_to"
     case invalidTitle = "invalid_title"
     case invalidConversationID = "invalid_conversation_id"
+    case invalidRole = "invalid_role"
 
     // A path or query parameter that breaks a rule.
     case invalidMessageID = "invalid_message_id"
+    case invalidUserID = "invalid_user_id"
     case invalidCursor = "invalid_cursor"
     case invalidLimit = "invalid_limit"
     case conflictingCursors = "conflicting_cursors"
@@ -43,6 +45,17 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
     case invalidVersion = "invalid_version"
     case invalidWait = "invalid_wait"
     case invalidIDRange = "invalid_id_range"
+
+    // Identity and access: authentication (401), the access policy (403),
+    // the browser checks (415, 421).
+    case missingToken = "missing_token"
+    case invalidToken = "invalid_token"
+    case tokenExpired = "token_expired"
+    case forbidden = "forbidden"
+    case notAuthor = "not_author"
+    case senderMismatch = "sender_mismatch"
+    case unsupportedMediaType = "unsupported_media_type"
+    case misdirectedRequest = "misdirected_request"
 
     // What the store found.
     case conversationNotFound = "conversation_not_found"
@@ -62,8 +75,12 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
         switch self {
         case .badRequest, .invalidJSON, .invalidSender, .invalidBody, .invalidClientID, .invalidReplyTo, .invalidTitle,
              .invalidConversationID, .invalidMessageID, .invalidCursor, .invalidLimit, .conflictingCursors,
-             .invalidWindow, .invalidVersion, .invalidWait, .invalidIDRange:
+             .invalidWindow, .invalidVersion, .invalidWait, .invalidIDRange, .invalidUserID, .invalidRole:
             .badRequest
+        case .missingToken, .invalidToken, .tokenExpired: HTTPStatus(code: 401, reason: "Unauthorized")
+        case .forbidden, .notAuthor, .senderMismatch: HTTPStatus(code: 403, reason: "Forbidden")
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .misdirectedRequest: HTTPStatus(code: 421, reason: "Misdirected Request")
         case .notFound, .conversationNotFound, .messageNotFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .requestTimeout: .requestTimeout
@@ -97,6 +114,7 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
         case .since: self = .invalidVersion
         case .minID, .maxID: self = .invalidIDRange
         case .wait: self = .invalidWait
+        case .role: self = .invalidRole
         }
     }
 }

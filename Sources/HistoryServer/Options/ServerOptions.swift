@@ -61,6 +61,50 @@ struct ServerOptions: ParsableCommand {
             transform: SettingValue.onOff)
     var accessLog: Bool?
 
+    // MARK: Identity and access
+
+    @Option(name: .customLong("jwt-hs256-secret-file"),
+            help: .setting("A file of HS256 secrets, one 'KID SECRET' line each (32 bytes or more); with any key, "
+                           + "every /v1 request needs a bearer token.",
+                           variable: "HISTORY_JWT_HS256_SECRET_FILE", default: "none", valueName: "path"),
+            transform: SettingValue.nonEmpty)
+    var jwtHS256SecretFile: String?
+
+    @Option(name: .customLong("jwt-es256-public-key"),
+            help: .setting("An ES256 public key (PEM file) for tokens whose kid is KID; repeatable.",
+                           variable: "HISTORY_JWT_ES256_PUBLIC_KEY, comma-separated", default: "none", valueName: "kid=path"),
+            transform: SettingValue.publicKeyFile)
+    var jwtES256PublicKeys: [ServerConfiguration.PublicKeyFile] = []
+
+    @Option(name: .customLong("jwt-audience"),
+            help: .setting("Tokens must carry this aud.", variable: "HISTORY_JWT_AUDIENCE", default: "not checked",
+                           valueName: "aud"),
+            transform: SettingValue.nonEmpty)
+    var jwtAudience: String?
+
+    @Option(name: .customLong("jwt-issuer"),
+            help: .setting("Tokens must carry this iss.", variable: "HISTORY_JWT_ISSUER", default: "not checked",
+                           valueName: "iss"),
+            transform: SettingValue.nonEmpty)
+    var jwtIssuer: String?
+
+    @Flag(name: .customLong("insecure-no-auth"),
+          help: .setting("Serve without tokens on a non-loopback --host: every request acts as an administrator.",
+                         variable: "HISTORY_INSECURE_NO_AUTH=on", default: "off"))
+    var insecureNoAuth = false
+
+    @Option(name: .customLong("allowed-host"),
+            help: .setting("A Host name a loopback bind answers besides localhost, 127.0.0.1 and [::1]; repeatable.",
+                           variable: "HISTORY_ALLOWED_HOST, comma-separated", default: "none", valueName: "name"),
+            transform: SettingValue.hostName)
+    var allowedHosts: [String] = []
+
+    @Option(name: .customLong("cors-origin"),
+            help: .setting("An origin (https://app.example) whose pages may call the API: it gets CORS headers; repeatable.",
+                           variable: "HISTORY_CORS_ORIGIN, comma-separated", default: "none", valueName: "origin"),
+            transform: SettingValue.origin)
+    var corsOrigins: [String] = []
+
     /// The configuration these flags ask for, with `environment` filling in
     /// the flags not given and `ServerConfiguration`'s defaults the rest.
     /// - Throws: `ConfigurationError` naming the variable and what it takes.
@@ -82,6 +126,17 @@ struct ServerOptions: ParsableCommand {
             ?? configuration.logLevel
         configuration.accessLog = try environment.override(accessLog, "HISTORY_ACCESS_LOG", SettingValue.onOff)
             ?? configuration.accessLog
+        configuration.jwtHS256SecretFile = try environment.override(jwtHS256SecretFile, "HISTORY_JWT_HS256_SECRET_FILE",
+                                                                     SettingValue.nonEmpty)
+        configuration.jwtES256PublicKeys = try environment.overrideList(jwtES256PublicKeys, "HISTORY_JWT_ES256_PUBLIC_KEY",
+                                                                        SettingValue.publicKeyFile)
+        configuration.jwtAudience = try environment.override(jwtAudience, "HISTORY_JWT_AUDIENCE", SettingValue.nonEmpty)
+        configuration.jwtIssuer = try environment.override(jwtIssuer, "HISTORY_JWT_ISSUER", SettingValue.nonEmpty)
+        configuration.insecureNoAuth = try environment.override(insecureNoAuth ? true : nil, "HISTORY_INSECURE_NO_AUTH",
+                                                                SettingValue.onOff)
+            ?? configuration.insecureNoAuth
+        configuration.allowedHosts = try environment.overrideList(allowedHosts, "HISTORY_ALLOWED_HOST", SettingValue.hostName)
+        configuration.corsOrigins = try environment.overrideList(corsOrigins, "HISTORY_CORS_ORIGIN", SettingValue.origin)
         return configuration
     }
 }

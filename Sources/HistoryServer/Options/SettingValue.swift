@@ -43,6 +43,28 @@ enum SettingValue {
         }
     }
 
+    static func publicKeyFile(_ text: String) throws(InvalidSetting) -> ServerConfiguration.PublicKeyFile {
+        guard let key = ServerConfiguration.PublicKeyFile(argument: text) else { throw InvalidSetting("must be KID=PATH") }
+        return key
+    }
+
+    /// A name or an IP literal as `Host` carries it, without port.
+    static func hostName(_ text: String) throws(InvalidSetting) -> String {
+        guard !text.isEmpty, !text.contains(where: { $0 == " " || $0 == "/" || $0 == "," }) else {
+            throw InvalidSetting("must be a host name such as chat.internal")
+        }
+        return text
+    }
+
+    /// `scheme://host[:port]`, as a browser sends it in `Origin`.
+    static func origin(_ text: String) throws(InvalidSetting) -> String {
+        let rest = text.hasPrefix("https://") ? text.dropFirst(8) : text.hasPrefix("http://") ? text.dropFirst(7) : nil
+        guard let rest, !rest.isEmpty, !rest.contains("/"), !rest.contains(" "), !rest.contains(",") else {
+            throw InvalidSetting("must be an origin such as https://app.example (no path, no trailing slash)")
+        }
+        return text
+    }
+
     /// How `--help` shows an on/off default.
     static func onOffName(_ value: Bool) -> String { value ? "on" : "off" }
 
@@ -67,6 +89,22 @@ struct SettingEnvironment {
     private let variables: [String: String]
 
     init(_ variables: [String: String]) { self.variables = variables }
+
+    /// A repeatable flag's values when given, else `variable`'s
+    /// comma-separated values read with `parse`, else none.
+    func overrideList<Value>(_ flags: [Value], _ variable: String,
+                             _ parse: (String) throws(InvalidSetting) -> Value) throws(ConfigurationError) -> [Value] {
+        guard flags.isEmpty, let text = variables[variable] else { return flags }
+        var values: [Value] = []
+        for piece in text.split(separator: ",") {
+            do {
+                values.append(try parse(String(piece)))
+            } catch {
+                throw ConfigurationError("The value '\(piece)' is invalid for \(variable): \(error)")
+            }
+        }
+        return values
+    }
 
     /// `flag` when given, else `variable` read with `parse`, else nil.
     func override<Value>(_ flag: Value?, _ variable: String,

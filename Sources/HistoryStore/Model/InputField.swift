@@ -21,6 +21,8 @@ public enum InputField: String, Hashable, Sendable, CaseIterable {
     case minID = "min_id"
     case maxID = "max_id"
     case wait
+    // The body of a member's PUT.
+    case role
 
     /// The name as a client writes it, for messages: "sender must be ...".
     public var name: String { rawValue }
