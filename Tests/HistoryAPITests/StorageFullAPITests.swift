@@ -1,7 +1,6 @@
 import Foundation
 import HTTPCore
 import HistoryAPI
-import HistoryClient
 import HistoryTestSupport
 import Testing
 @testable import HistoryStore
@@ -35,11 +34,10 @@ struct StorageFullAPITests {
             // Reads still answer, and say exactly what was stored.
             let conversation = try client.get("/v1/conversations/full")
             #expect(conversation.status == 200)
-            #expect(try conversation.decode(HistoryConversation.self).messageCount == Int64(created))
+            #expect(conversation.bodyText.contains(#""message_count":\#(created),"#))
             // Room again: the same post is stored.
             _ = store.withWriterConnection { (try? $0.scalarInt64(sql: "PRAGMA max_page_count = 1073741823")) ?? nil }
-            let again = try client.post("/v1/conversations/full/messages", post)
-            #expect(again.status == 201, "\(again.bodyText)")
+            #expect(try client.post("/v1/conversations/full/messages", post).status == 201)
         }
     }
 }

@@ -65,6 +65,7 @@ public final class RunningServer: @unchecked Sendable {
 
     public func restart() async throws {
         var configuration = application.configuration
+        configuration.port = port
         await stop()
         do {
             application = try Self.start(configuration)
