@@ -93,33 +93,48 @@ let package = Package(
         ),
 
         // MARK: - Tests
-        .testTarget(
-            name: "HistoryStoreTests",
-            dependencies: ["HistoryStore", "HistoryStoreBench"],
+        // Fixtures every test target shares: the in-process server, the
+        // server binary as a process, temporary stores, raw requests.
+        .target(
+            name: "HistoryTestSupport",
+            dependencies: ["HistoryAPI", "HistoryClient", "HistoryStore", "HTTPCore"],
+            path: "Tests/HistoryTestSupport",
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strictSettings),
+        // HistoryStoreBench is here for its binary: CrashTests and
+        // StoreBenchCommandTests run it as a child process.
+        .testTarget(
+            name: "HistoryStoreTests",
+            dependencies: ["HistoryStore", "HistoryStoreBench", "HistoryTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "HTTPCoreTests",
+            dependencies: ["HTTPCore", "HistoryTestSupport"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "HistoryAPITests",
             dependencies: [
-                "HistoryAPI", "HistoryStore", "HTTPCore",
+                "HistoryAPI", "HistoryClient", "HistoryStore", "HTTPCore", "HistoryTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),
+        // HistoryServer is here for its binary, which ServerProcess runs.
         .testTarget(
             name: "HistoryServerTests",
-            dependencies: ["HistoryServer", "HTTPCore"],
+            dependencies: ["HistoryServer", "HTTPCore", "HistoryClient", "HistoryTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "HistoryClientTests",
-            dependencies: ["HistoryClient", "HistoryAPI", "HistoryStore", "HTTPCore"],
+            dependencies: ["HistoryClient", "HistoryAPI", "HistoryStore", "HTTPCore", "HistoryTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "HistoryLoadTests",
-            dependencies: ["HistoryLoad", "HistoryServer", "HTTPCore"],
+            dependencies: ["HistoryLoad", "HistoryServer", "HTTPCore", "HistoryTestSupport"],
             swiftSettings: strictSettings
         ),
     ]

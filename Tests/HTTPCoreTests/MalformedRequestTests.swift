@@ -1,4 +1,5 @@
 import Foundation
+import HistoryTestSupport
 import Synchronization
 import Testing
 @testable import HTTPCore
@@ -8,7 +9,7 @@ import Testing
 struct MalformedRequestTests {
     private func expectError(_ raw: String, status: Int, code: String,
                              limits: HTTPLimits = HTTPLimits()) throws {
-        try withRunningServer(limits: limits) { running in
+        try withLoopbackServer(limits: limits) { running in
             let client = try running.client()
             defer { client.close() }
             try client.sendRaw(raw)
@@ -63,7 +64,7 @@ struct MalformedRequestTests {
     }
 
     @Test func aHeadThatNeverEndsIsRefusedAtTheLimit() throws {
-        try withRunningServer { running in
+        try withLoopbackServer { running in
             let client = try running.client()
             defer { client.close() }
             try client.sendRaw("GET / HTTP/1.1\r\nX-Endless: ")
@@ -82,7 +83,7 @@ struct MalformedRequestTests {
     }
 
     @Test func oversizeBodyIsAnsweredBeforeTheBodyIsSent() throws {
-        try withRunningServer { running in
+        try withLoopbackServer { running in
             let client = try running.client()
             defer { client.close() }
             try client.sendRaw("POST /echo HTTP/1.1\r\nContent-Length: 10000000\r\n\r\n")
@@ -101,7 +102,7 @@ struct MalformedRequestTests {
     }
 
     @Test func truncatedBodyThenHalfClose() throws {
-        try withRunningServer { running in
+        try withLoopbackServer { running in
             let client = try running.client()
             defer { client.close() }
             try client.sendRaw("POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc")
@@ -115,7 +116,7 @@ struct MalformedRequestTests {
     }
 
     @Test func truncatedBodyThenAbort() throws {
-        try withRunningServer { running in
+        try withLoopbackServer { running in
             let client = try running.client()
             try client.sendRaw("POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc")
             client.close()

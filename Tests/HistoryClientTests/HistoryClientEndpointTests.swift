@@ -1,5 +1,6 @@
 import Foundation
 import HistoryClient
+import HistoryTestSupport
 import Testing
 
 /// Every endpoint of API.md through HistoryClient, against the real server

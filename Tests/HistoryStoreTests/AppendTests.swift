@@ -1,4 +1,5 @@
 import Dispatch
+import HistoryTestSupport
 import Synchronization
 import Testing
 @testable import HistoryStore
@@ -319,7 +320,8 @@ struct AppendTests {
     }
 
     @Test func idsContinueAfterReopening() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let configuration = StoreConfiguration(path: path, durability: .normal)
             var store = try SQLiteHistoryStore(configuration: configuration)
             try await store.make("c")

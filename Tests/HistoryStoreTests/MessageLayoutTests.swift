@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 
@@ -13,7 +14,8 @@ struct MessageLayoutTests {
     /// A database at 0001 (the WITHOUT ROWID table) with rows written there,
     /// then opened by today's store: every row, counter and client id is kept.
     @Test func aDatabaseOfTheFirstLayoutIsCarriedOverWhole() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             try makeFirstLayoutDatabase(at: path, rows: """
                 INSERT INTO conversations (seq, id, title, created_at, message_count, oldest_id, newest_id, version)
                 VALUES (1, 'a', 'A', 1000, 3, 1, 5, 5), (2, 'b', NULL, 2000, 2, 2, 4, 2);
@@ -55,7 +57,8 @@ struct MessageLayoutTests {
     /// An old database whose ids the layout cannot hold is refused, and left
     /// as it was: nothing of 0002 applied.
     @Test func aDatabaseWithIdsPastTheLayoutIsRefusedUntouched() async throws {
-        try await withTemporaryPath { path in
+        try withTemporaryDirectory { directory in
+            let path = directory.databasePath
             try makeFirstLayoutDatabase(at: path, rows: """
                 INSERT INTO conversations (seq, id, created_at) VALUES (1, 'a', 0);
                 INSERT INTO messages (conversation_seq, id, sender, body, created_at, created_version, version)
@@ -113,7 +116,8 @@ struct MessageLayoutTests {
     /// The last id the layout holds is given; the next append is refused
     /// as a full store (507 over HTTP) and writes nothing; reads go on.
     @Test func idsPastTheLayoutAreAFullStore() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let configuration = StoreConfiguration(path: path, durability: .normal)
             do {
                 let store = try SQLiteHistoryStore(configuration: configuration)

@@ -1,4 +1,5 @@
 import Foundation
+import HistoryTestSupport
 import Testing
 
 /// The benchmark command end to end at toy sizes: it loads real
@@ -8,14 +9,13 @@ import Testing
 /// and reports is.
 @Suite("history-store-bench")
 struct StoreBenchCommandTests {
-    @Test(.enabled(if: CrashTests.benchIsBuilt,
-                   "history-store-bench is not built next to the test bundle (swift build builds it)"),
-          .timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(2)))
     func printsEveryFigureAtToySizes() throws {
-        let folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("store-bench-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        try #require(FileManager.default.isExecutableFile(atPath: CrashTests.benchBinary.path),
+                     "history-store-bench is not built at \(CrashTests.benchBinary.path)")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let folder = directory.url
 
         let bench = Process()
         bench.executableURL = CrashTests.benchBinary

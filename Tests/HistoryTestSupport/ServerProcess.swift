@@ -1,21 +1,20 @@
 import Foundation
 import HTTPCore
 import Synchronization
-import Testing
 
 /// The real `history-server` binary as a child process, for tests that need
-/// a process to kill or signal.
+/// a process to kill or signal, or the server exactly as deployed.
 ///
-/// The binary sits next to the test bundle: the test target depends on
-/// `HistoryServer`, so building the tests builds it.
-final class ServerProcess: Sendable {
-    static var binary: URL {
+/// The binary sits next to the test bundle: a test target that uses this
+/// depends on `HistoryServer`, so building the tests builds it.
+public final class ServerProcess: Sendable {
+    public static var binary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "history-server")
     }
 
-    struct StartupFailed: Error, CustomStringConvertible {
-        let output: String
-        var description: String { "history-server did not print its line: \(output)" }
+    public struct StartupFailed: Error, CustomStringConvertible {
+        public let output: String
+        public var description: String { "history-server did not print its line: \(output)" }
     }
 
     /// What the child wrote, filled by the pipes' readability handlers.
@@ -26,8 +25,8 @@ final class ServerProcess: Sendable {
     private let process: Process
     private let output = Output()
     /// Taken from the one start-up line.
-    let port: Int
-    let startupLine: String
+    public let port: Int
+    public let startupLine: String
 
     /// Starts `history-server` with `arguments` (and `environment` added to
     /// this process's) and waits (at most 30 s) for its line.
@@ -36,8 +35,11 @@ final class ServerProcess: Sendable {
     /// `openFileLimit`, with that soft and hard limit (it cannot raise it).
     /// `environment` is added to this process's; `startupAddress` is how the
     /// start-up line names the address (the port follows it).
-    init(arguments: [String], environment: [String: String] = [:], openFileSoftLimit: Int? = nil,
-         openFileLimit: Int? = nil, startupAddress: String = "http://127.0.0.1:") throws {
+    public init(arguments: [String], environment: [String: String] = [:], openFileSoftLimit: Int? = nil,
+                openFileLimit: Int? = nil, startupAddress: String = "http://127.0.0.1:") throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
+            throw StartupFailed(output: "no binary at \(Self.binary.path): the test target must depend on HistoryServer")
+        }
         let process = Process()
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         if let openFileLimit {
@@ -86,23 +88,23 @@ final class ServerProcess: Sendable {
         startupLine = line
     }
 
-    func connect(timeout: Duration = .seconds(10)) throws -> HTTPClientConnection {
+    public func connect(timeout: Duration = .seconds(10)) throws -> HTTPClientConnection {
         try HTTPClientConnection(host: "127.0.0.1", port: port, timeout: timeout)
     }
 
-    var stderrText: String { output.bytes.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
-    var stdoutText: String { output.bytes.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
+    public var stderrText: String { output.bytes.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
+    public var stdoutText: String { output.bytes.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
 
-    var processIdentifier: Int32 { process.processIdentifier }
+    public var processIdentifier: Int32 { process.processIdentifier }
 
-    var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool { process.isRunning }
 
-    func send(signal: Int32) {
+    public func send(signal: Int32) {
         kill(process.processIdentifier, signal)
     }
 
     /// The exit status once the process has ended, nil if it runs past `timeout`.
-    func waitForExit(timeout: Duration) -> Int32? {
+    public func waitForExit(timeout: Duration) -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning && ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.01)
@@ -111,7 +113,7 @@ final class ServerProcess: Sendable {
     }
 
     /// Kills the process if still running; always safe to call.
-    func stop() {
+    public func stop() {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -119,8 +121,8 @@ final class ServerProcess: Sendable {
     }
 
     /// Runs the binary to completion (for `--help` and bad flags) and returns its status and output.
-    static func run(_ arguments: [String], environment: [String: String] = [:],
-                    timeout: Duration = .seconds(30)) throws -> (status: Int32?, stdout: String, stderr: String) {
+    public static func run(_ arguments: [String], environment: [String: String] = [:],
+                           timeout: Duration = .seconds(30)) throws -> (status: Int32?, stdout: String, stderr: String) {
         let process = Process()
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.executableURL = binary
@@ -143,41 +145,4 @@ final class ServerProcess: Sendable {
         let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         return (process.terminationStatus, out, err)
     }
-}
-
-/// A temporary folder removed when the test is done with it.
-struct TemporaryFolder: ~Copyable {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appending(path: "history-server-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    var databasePath: String { url.appending(path: "history.sqlite").path }
-}
-
-extension HTTPClientResponse {
-    var text: String { String(decoding: body, as: UTF8.self) }
-
-    func object() throws -> [String: Any] {
-        try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] ?? [:]
-    }
-}
-
-extension HTTPClientConnection {
-    func post(_ target: String, _ json: String) throws -> HTTPClientResponse {
-        let body = Array(json.utf8)
-        return try request(HTTPRequest(method: .post, target: target,
-                                       headers: ["Content-Length": "\(body.count)", "Content-Type": "application/json"], body: body))
-    }
-}
-
-/// Polls `condition` every 10 ms for at most `seconds`; true when it held.
-func eventually(seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        Thread.sleep(forTimeInterval: 0.01)
-    }
-    return condition()
 }
