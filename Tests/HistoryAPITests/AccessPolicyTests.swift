@@ -1,3 +1,4 @@
+import HistoryTestSupport
 import HistoryAPI
 import HistoryStore
 import Testing

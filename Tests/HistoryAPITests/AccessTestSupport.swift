@@ -1,3 +1,4 @@
+import HistoryTestSupport
 @preconcurrency import Crypto
 import Foundation
 import HTTPCore
@@ -65,41 +66,27 @@ struct TokenMinter: Sendable {
 /// A server in tokens mode (HS256 `hs1`, ES256 `es1`, audience
 /// `history-tests`) over a real SQLite file in a temporary folder.
 func withTokenServer<T>(_ adjust: (inout ServerConfiguration) -> Void = { _ in },
-                        _ body: (TestServer, TokenMinter) throws -> T) throws -> T {
+                        _ body: (RunningServer, TokenMinter) throws -> T) throws -> T {
     let minter = TokenMinter()
-    let folder = FileManager.default.temporaryDirectory.appending(path: "history-access-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let secretPath = folder.appending(path: "hs256.keys").path
-    let publicKeyPath = folder.appending(path: "es1.pem").path
-    try minter.secretFile.write(toFile: secretPath, atomically: true, encoding: .utf8)
-    try minter.publicKeyPEM.write(toFile: publicKeyPath, atomically: true, encoding: .utf8)
-    var configuration = ServerConfiguration(host: "127.0.0.1", port: 0,
-                                            databasePath: folder.appending(path: "history.sqlite").path,
-                                            durability: .normal, logLevel: .error, accessLog: false,
-                                            jwtHS256SecretFile: secretPath,
-                                            jwtES256PublicKeys: [.init(kid: TokenMinter.es256KeyID, path: publicKeyPath)],
-                                            jwtAudience: TokenMinter.audience)
-    adjust(&configuration)
-    let application = try HistoryApplication(configuration: configuration)
-    try application.start()
-    defer { application.shutdownAndWait(gracePeriod: .seconds(2)) }
-    return try body(TestServer(application: application), minter)
+    return try withTemporaryDirectory { keys in
+        let secretPath = keys.url.appending(path: "hs256.keys").path
+        let publicKeyPath = keys.url.appending(path: "es1.pem").path
+        try minter.secretFile.write(toFile: secretPath, atomically: true, encoding: .utf8)
+        try minter.publicKeyPEM.write(toFile: publicKeyPath, atomically: true, encoding: .utf8)
+        var configuration = RunningServer.defaultConfiguration
+        configuration.jwtHS256SecretFile = secretPath
+        configuration.jwtES256PublicKeys = [.init(kid: TokenMinter.es256KeyID, path: publicKeyPath)]
+        configuration.jwtAudience = TokenMinter.audience
+        adjust(&configuration)
+        return try withRunningServer(configuration: configuration) { server in try body(server, minter) }
+    }
 }
 
 /// An open-mode server with `adjust` applied to its configuration.
-func withOpenServer<T>(_ adjust: (inout ServerConfiguration) -> Void, _ body: (TestServer) throws -> T) throws -> T {
-    let folder = FileManager.default.temporaryDirectory.appending(path: "history-access-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: folder) }
-    var configuration = ServerConfiguration(host: "127.0.0.1", port: 0,
-                                            databasePath: folder.appending(path: "history.sqlite").path,
-                                            durability: .normal, logLevel: .error, accessLog: false)
+func withOpenServer<T>(_ adjust: (inout ServerConfiguration) -> Void, _ body: (RunningServer) throws -> T) throws -> T {
+    var configuration = RunningServer.defaultConfiguration
     adjust(&configuration)
-    let application = try HistoryApplication(configuration: configuration)
-    try application.start()
-    defer { application.shutdownAndWait(gracePeriod: .seconds(2)) }
-    return try body(TestServer(application: application))
+    return try withRunningServer(configuration: configuration, body)
 }
 
 extension HTTPClientConnection {
@@ -120,6 +107,6 @@ extension HTTPClientResponse {
     /// Everything a client sees but the `Date` header, which moves with the clock.
     var withoutDate: String {
         let fields = headers.filter { !$0.name.caseInsensitiveEquals("Date") }.map { "\($0.name): \($0.value)" }
-        return "\(status) \(reason)\n" + fields.joined(separator: "\n") + "\n\n" + text
+        return "\(status) \(reason)\n" + fields.joined(separator: "\n") + "\n\n" + bodyText
     }
 }

@@ -1,6 +1,8 @@
+import HistoryTestSupport
 import Foundation
 import HTTPCore
 import HistoryAPI
+import HistoryClient
 import Testing
 
 /// Every route against every kind of caller, from one table: a route or a
@@ -142,7 +144,7 @@ import Testing
                 let first = try client.call(.post, "/v1/conversations/\(cid)/messages", token: admin,
                                             json: #"{"sender":"ari","body":"first"}"#)
                 expectSuccess(first)
-                let mid = try first.object()["id"] as? Int ?? 0
+                let mid = try first.decode(HistoryMessage.self).id
 
                 let parts = route.rawValue.split(separator: " ", maxSplits: 1)
                 let method = HTTPMethod(rawValue: String(parts[0]))
@@ -157,7 +159,7 @@ import Testing
                 let response = try client.call(method, target, token: Self.authorization(caller, minter), json: json)
                 let seen = Outcome(status: response.status, code: response.status >= 400 ? response.errorCode : nil)
                 let expected = Self.table[route]?[caller]
-                #expect(seen == expected, "\(route.rawValue) as \(caller): \(response.text)")
+                #expect(seen == expected, "\(route.rawValue) as \(caller): \(response.bodyText)")
                 if response.status == 401 {
                     let challenge = response.headers["WWW-Authenticate"] ?? ""
                     #expect(challenge.hasPrefix(#"Bearer realm="history""#), "\(challenge)")
@@ -168,6 +170,6 @@ import Testing
     }
 
     private func expectSuccess(_ response: HTTPClientResponse, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect((200..<300).contains(response.status), "\(response.text)", sourceLocation: sourceLocation)
+        #expect((200..<300).contains(response.status), "\(response.bodyText)", sourceLocation: sourceLocation)
     }
 }

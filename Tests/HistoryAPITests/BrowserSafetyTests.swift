@@ -1,3 +1,4 @@
+import HistoryTestSupport
 import Foundation
 import HTTPCore
 import HistoryAPI
@@ -53,7 +54,7 @@ import Testing
             if status == 415 {
                 expectError(response, 415, "unsupported_media_type")
             } else {
-                #expect(response.status == status, "\(response.text)")
+                #expect(response.status == status, "\(response.bodyText)")
             }
         }
     }
@@ -64,7 +65,7 @@ import Testing
             defer { client.close() }
             let response = try client.request(HTTPRequest(method: .post, target: "/v1/conversations",
                                                           headers: ["Content-Length": "0"]))
-            #expect(response.status == 201, "\(response.text)")
+            #expect(response.status == 201, "\(response.bodyText)")
         }
     }
 
@@ -133,10 +134,10 @@ import Testing
             _ = try client.call(.get, "/metrics", token: minter.user("mia"))
             let metrics = try client.call(.get, "/metrics", token: minter.admin())
             #expect(metrics.status == 200)
-            #expect(metrics.text.contains(#"history_access_denied_total{status="401",code="missing_token"} 1"#), "\(metrics.text)")
-            #expect(metrics.text.contains(#"history_access_denied_total{status="401",code="invalid_token"} 1"#))
-            #expect(metrics.text.contains(#"history_access_denied_total{status="403",code="forbidden"} 1"#))
-            #expect(!metrics.text.contains("mia"))
+            #expect(metrics.bodyText.contains(#"history_access_denied_total{status="401",code="missing_token"} 1"#), "\(metrics.bodyText)")
+            #expect(metrics.bodyText.contains(#"history_access_denied_total{status="401",code="invalid_token"} 1"#))
+            #expect(metrics.bodyText.contains(#"history_access_denied_total{status="403",code="forbidden"} 1"#))
+            #expect(!metrics.bodyText.contains("mia"))
         }
     }
 }

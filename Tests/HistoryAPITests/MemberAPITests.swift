@@ -1,7 +1,9 @@
+import HistoryTestSupport
 import Dispatch
 import Foundation
 import HTTPCore
 import HistoryAPI
+import HistoryClient
 import HistoryStore
 import Testing
 
@@ -13,12 +15,12 @@ import Testing
             #expect(try client.call(.post, "/v1/conversations", token: minter.user("olga"), json: #"{"id":"c"}"#).status == 201)
             let list = try client.call(.get, "/v1/conversations/c/members", token: minter.user("olga"))
             #expect(list.status == 200)
-            let members = try list.object()["members"] as? [[String: Any]] ?? []
-            #expect(members.count == 1)
-            #expect(members.first?["user_id"] as? String == "olga")
-            #expect(members.first?["role"] as? String == "owner")
-            #expect(members.first?["joined_at"] is String)
-            #expect(try list.object()["has_more"] as? Bool == false)
+            let page = try list.decode(MemberPageBody.self)
+            #expect(page.members.count == 1)
+            #expect(page.members.first?.user_id == "olga")
+            #expect(page.members.first?.role == "owner")
+            #expect(page.members.first?.joined_at.isEmpty == false)
+            #expect(page.has_more == false)
         }
     }
 
@@ -29,26 +31,26 @@ import Testing
             try client.createConversation("c")
             let added = try client.call(.put, "/v1/conversations/c/members/bob", json: "{}")
             #expect(added.status == 201)
-            #expect(try added.object()["role"] as? String == "member")
+            #expect(try added.decode(MemberBody.self).role == "member")
             let again = try client.call(.put, "/v1/conversations/c/members/bob", json: #"{"role":"member"}"#)
             #expect(again.status == 200)
             let promoted = try client.call(.put, "/v1/conversations/c/members/bob", json: #"{"role":"owner"}"#)
             #expect(promoted.status == 200)
-            #expect(try promoted.object()["role"] as? String == "owner")
+            #expect(try promoted.decode(MemberBody.self).role == "owner")
             for user in ["amy", "cat", "dan"] {
                 #expect(try client.call(.put, "/v1/conversations/c/members/\(user)").status == 201)
             }
             let first = try client.call(.get, "/v1/conversations/c/members?limit=2")
-            #expect(try (first.object()["members"] as? [[String: Any]])?.compactMap { $0["user_id"] as? String } == ["amy", "bob"])
-            #expect(try first.object()["has_more"] as? Bool == true)
+            #expect(try first.decode(MemberPageBody.self).members.map(\.user_id) == ["amy", "bob"])
+            #expect(try first.decode(MemberPageBody.self).has_more == true)
             let second = try client.call(.get, "/v1/conversations/c/members?limit=2&after=bob")
-            #expect(try (second.object()["members"] as? [[String: Any]])?.compactMap { $0["user_id"] as? String } == ["cat", "dan"])
-            #expect(try second.object()["has_more"] as? Bool == false)
+            #expect(try second.decode(MemberPageBody.self).members.map(\.user_id) == ["cat", "dan"])
+            #expect(try second.decode(MemberPageBody.self).has_more == false)
 
             let removed = try client.call(.delete, "/v1/conversations/c/members/cat")
-            #expect(removed.status == 200 && removed.text == #"{"removed":true}"#)
+            #expect(removed.status == 200 && removed.bodyText == #"{"removed":true}"#)
             let notThere = try client.call(.delete, "/v1/conversations/c/members/cat")
-            #expect(notThere.status == 200 && notThere.text == #"{"removed":false}"#)
+            #expect(notThere.status == 200 && notThere.bodyText == #"{"removed":false}"#)
         }
     }
 
@@ -98,7 +100,7 @@ import Testing
             expectError(try client.call(.put, "/v1/conversations/c/members/mia", token: minter.user("mia"), json: #"{"role":"owner"}"#),
                         403, "forbidden")
             let left = try client.call(.delete, "/v1/conversations/c/members/mia", token: minter.user("mia"))
-            #expect(left.status == 200 && left.text == #"{"removed":true}"#)
+            #expect(left.status == 200 && left.bodyText == #"{"removed":true}"#)
         }
     }
 
@@ -126,7 +128,7 @@ import Testing
             #expect(try client.call(.post, "/v1/conversations", token: ana, json: #"{"id":"c"}"#).status == 201)
             let omitted = try client.call(.post, "/v1/conversations/c/messages", token: ana, json: #"{"body":"hi"}"#)
             #expect(omitted.status == 201)
-            #expect(try omitted.object()["sender"] as? String == "ana")
+            #expect(try omitted.decode(HistoryMessage.self).sender == "ana")
             let same = try client.call(.post, "/v1/conversations/c/messages", token: ana, json: #"{"sender":"ana","body":"hi"}"#)
             #expect(same.status == 201)
             let other = try client.call(.post, "/v1/conversations/c/messages", token: ana, json: #"{"sender":"bob","body":"hi"}"#)
@@ -136,7 +138,7 @@ import Testing
             expectError(try client.call(.post, "/v1/conversations/c/messages", token: admin, json: #"{"body":"hi"}"#), 400, "invalid_sender")
             let asBob = try client.call(.post, "/v1/conversations/c/messages", token: admin, json: #"{"sender":"bob","body":"hi"}"#)
             #expect(asBob.status == 201)
-            #expect(try asBob.object()["sender"] as? String == "bob")
+            #expect(try asBob.decode(HistoryMessage.self).sender == "bob")
             // ...and moderates: edits and deletes anyone's message.
             #expect(try client.call(.patch, "/v1/conversations/c/messages/1", token: admin, json: #"{"body":"moderated"}"#).status == 200)
             #expect(try client.call(.delete, "/v1/conversations/c/messages/1", token: admin).status == 200)
@@ -197,4 +199,16 @@ import Testing
             #expect(try answer.messageIDs() == [1])
         }
     }
+}
+
+/// The members endpoints' bodies, as the contract spells them.
+private struct MemberBody: Decodable {
+    let user_id: String
+    let role: String
+    let joined_at: String
+}
+
+private struct MemberPageBody: Decodable {
+    let members: [MemberBody]
+    let has_more: Bool
 }

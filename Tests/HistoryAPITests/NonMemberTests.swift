@@ -1,3 +1,4 @@
+import HistoryTestSupport
 import Foundation
 import HTTPCore
 import HistoryAPI
@@ -72,7 +73,7 @@ import Testing
             #expect(try client.call(.put, "/v1/conversations/room/members/mia", token: owner, json: "{}").status == 201)
             #expect(try client.call(.get, "/v1/conversations/room/messages", token: mia).status == 200)
             let removal = try client.call(.delete, "/v1/conversations/room/members/mia", token: owner)
-            #expect(removal.status == 200 && removal.text == #"{"removed":true}"#, "\(removal.text)")
+            #expect(removal.status == 200 && removal.bodyText == #"{"removed":true}"#, "\(removal.bodyText)")
             let after = try client.call(.get, "/v1/conversations/room/messages", token: mia)
             let missing = try client.call(.get, "/v1/conversations/room/messages", token: minter.user("nick"))
             #expect(after.withoutDate == missing.withoutDate)

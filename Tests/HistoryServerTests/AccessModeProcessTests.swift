@@ -1,3 +1,4 @@
+import HistoryTestSupport
 import Foundation
 import HTTPCore
 import Testing
@@ -7,7 +8,8 @@ import Testing
 @Suite struct AccessModeProcessTests {
     @Test(arguments: [["--host", "0.0.0.0"], ["--host", "192.0.2.1"], ["--host", "::"]])
     func aPublicBindWithoutKeysRefusesToStart(_ host: [String]) throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
         let result = try ServerProcess.run(host + ["--port", "0", "--database", folder.databasePath])
         #expect(result.status == 2)
         let lines = result.stderr.split(separator: "\n")
@@ -17,7 +19,8 @@ import Testing
     }
 
     @Test func insecureNoAuthStartsWithAWarning() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
         let server = try ServerProcess(arguments: ["--host", "0.0.0.0", "--port", "0", "--database", folder.databasePath,
                                                    "--insecure-no-auth", "--access-log", "off"],
                                        startupAddress: "http://0.0.0.0:")
@@ -34,7 +37,8 @@ import Testing
         ["--jwt-es256-public-key", "no-equals-sign"],
     ])
     func anUnusableKeyExitsTwoWithOneLine(_ arguments: [String]) throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
         let result = try ServerProcess.run(arguments + ["--port", "0", "--database", folder.databasePath])
         #expect(result.status == 2)
         #expect(result.stderr.split(separator: "\n").count <= 2, "\(result.stderr)")
@@ -42,7 +46,8 @@ import Testing
     }
 
     @Test func aShortSecretIsRefused() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
         let secret = folder.url.appending(path: "secret").path
         try "k1 short\n".write(toFile: secret, atomically: true, encoding: .utf8)
         let result = try ServerProcess.run(["--jwt-hs256-secret-file", secret, "--port", "0", "--database", folder.databasePath])
@@ -50,7 +55,8 @@ import Testing
     }
 
     @Test func keysFromTheEnvironmentTurnTokensOn() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
         let secret = folder.url.appending(path: "secret").path
         try "k1 0123456789abcdef0123456789abcdef-long-enough\n".write(toFile: secret, atomically: true, encoding: .utf8)
         let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"],

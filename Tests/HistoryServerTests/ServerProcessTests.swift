@@ -27,7 +27,8 @@ struct ServerProcessTests {
 
     /// A bad variable whose flag is given must not stop a corrected start.
     @Test func aFlagOverridesABadVariable() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
         let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"],
                                        environment: ["HISTORY_PORT": "abc"])
         defer { server.stop() }

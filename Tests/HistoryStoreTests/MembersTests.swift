@@ -1,3 +1,4 @@
+import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 
@@ -287,7 +288,8 @@ struct MembersTests {
     }
 
     @Test func membersSurviveReopenAndRolesAreFoundWithAndWithoutTheSeqCache() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let configuration = StoreConfiguration(path: path, durability: .full)
             var store = try SQLiteHistoryStore(configuration: configuration)
             let created = try await store.createConversation(id: cid("room"), title: nil, owner: uid("ana"))
@@ -331,7 +333,8 @@ struct MembersTests {
     // MARK: - Migration
 
     @Test func aDatabaseAtSchemaTwoGainsMembersAndKeepsEverything() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let bundled = try Migration.bundled()
             #expect(bundled.map(\.label).contains("0003_members"))
             let configuration = StoreConfiguration(path: path, durability: .normal)
