@@ -60,7 +60,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "HistoryServer",
-            dependencies: ["HistoryAPI", "HistoryStore", "HTTPCore"],
+            dependencies: [
+                "HistoryAPI", "HistoryStore", "HTTPCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strictSettings
         ),
 

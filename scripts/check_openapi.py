@@ -57,7 +57,7 @@ def error_codes_of_server(repo):
                 for match in re.finditer(reader, text):
                     codes.add("invalid_" + (match.group(2) or match.group(1)))
                 text = re.sub(reader, "", text)
-                codes.update(re.findall(r'\bcode:\s*"([a-z]+(?:_[a-z]+)+)"', text))
+                codes.update(re.findall(r'\bcode:\s*"([a-z]+(?:_[a-z]+)*)"', text))
                 if name == "RequestParseError.swift":
                     codes.update(re.findall(r':\s*"([a-z]+(?:_[a-z]+)+)"', text))
     return codes

@@ -44,7 +44,7 @@ struct HTTPBehaviourTests {
 
     @Test func unsupportedVersionIsRefused() throws {
         try withRunningServer { client in
-            try client.sendRaw(raw("GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n"))
+            try client.sendRaw(raw("GET /healthz HTTP/2.0\r\nHost: localhost\r\n\r\n"))
             expectError(try client.receive(), 505, "http_version_not_supported")
         }
     }
@@ -52,7 +52,7 @@ struct HTTPBehaviourTests {
     @Test func oversizedHeadersAre431() throws {
         try withRunningServer { client in
             let filler = String(repeating: "a", count: 17 * 1024)
-            try client.sendRaw(raw("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Filler: \(filler)\r\n\r\n"))
+            try client.sendRaw(raw("GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Filler: \(filler)\r\n\r\n"))
             expectError(try client.receive(), 431, "headers_too_large")
         }
     }
@@ -77,7 +77,7 @@ struct HTTPBehaviourTests {
             try setup.createConversation("cut")
             let client = try server.connect()
             let body = #"{"sender":"a","body":"never complete"}"#
-            try client.sendRaw(raw("POST /v1/conversations/cut/messages HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
+            try client.sendRaw(raw("POST /v1/conversations/cut/messages HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
                                + raw(String(body.prefix(10))))
             client.close()
             // A later request on another connection sees nothing stored, and the server is fine.
@@ -91,11 +91,11 @@ struct HTTPBehaviourTests {
     /// cannot even frame (chunked not last) is 400, as RFC 9112 §6.3 requires.
     @Test func transferCodingsOtherThanChunkedAreNotImplemented() throws {
         try withRunningServer { client in
-            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"))
+            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"))
             expectError(try client.receive(), 501, "not_implemented")
         }
         try withRunningServer { client in
-            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n"))
+            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked, identity\r\n\r\n"))
             expectError(try client.receive(), 400, "bad_request")
         }
     }
@@ -104,7 +104,7 @@ struct HTTPBehaviourTests {
         try withRunningServer { client in
             let json = #"{"id":"chunky"}"#
             let chunked = "5\r\n\(json.prefix(5))\r\n\(String(json.utf8.count - 5, radix: 16))\r\n\(json.dropFirst(5))\r\n0\r\n\r\n"
-            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\(chunked)"))
+            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n\(chunked)"))
             #expect(try client.receive().status == 201)
             #expect(try client.get("/v1/conversations/chunky").status == 200)
         }
@@ -112,14 +112,14 @@ struct HTTPBehaviourTests {
 
     @Test func expectationsOtherThanContinueFail() throws {
         try withRunningServer { client in
-            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}"))
+            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: localhost\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}"))
             expectError(try client.receive(), 417, "expectation_failed")
         }
     }
 
     @Test func expectContinueIsHonoured() throws {
         try withRunningServer { client in
-            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}"))
+            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))
             var response = try client.receive()
             if response.status == 100 { response = try client.receive() }
             #expect(response.status == 201)
@@ -128,7 +128,7 @@ struct HTTPBehaviourTests {
 
     @Test func malformedContentLengthIsBadRequest() throws {
         try withRunningServer { client in
-            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n"))
+            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n"))
             expectError(try client.receive(), 400, "bad_request")
         }
     }
@@ -140,7 +140,7 @@ struct HTTPBehaviourTests {
             #expect(try first.get("/healthz").status == 200)
             let second = try server.connect()
             defer { second.close() }
-            try? second.sendRaw(raw("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"))
+            try? second.sendRaw(raw("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"))
             expectError(try second.receive(), 503, "too_many_connections")
             #expect(try first.get("/healthz").status == 200)
         }
@@ -151,10 +151,10 @@ struct HTTPBehaviourTests {
             try client.createConversation("p")
             let body = raw(#"{"sender":"a","body":"x"}"#)
             try client.send(HTTPRequest(method: .post, target: "/v1/conversations/p/messages",
-                                        headers: ["Content-Length": "\(body.count)"], body: body))
+                                        headers: ["Content-Length": "\(body.count)", "Content-Type": "application/json"], body: body))
             try client.send(HTTPRequest(method: .get, target: "/nope"))
             try client.send(HTTPRequest(method: .get, target: "/v1/conversations/p"))
-            try client.sendRaw(raw("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/conversations/p/messages HTTP/1.1\r\nHost: x\r\n\r\n"))
+            try client.sendRaw(raw("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\nGET /v1/conversations/p/messages HTTP/1.1\r\nHost: localhost\r\n\r\n"))
             #expect(try client.receive().status == 201)
             #expect(try client.receive().status == 404)
             #expect(try client.receive().object()["message_count"] as? Int == 1)

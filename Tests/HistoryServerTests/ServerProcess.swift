@@ -29,12 +29,17 @@ final class ServerProcess: Sendable {
     let port: Int
     let startupLine: String
 
-    /// Starts `history-server` with `arguments` and waits (at most 30 s) for its line.
+    /// Starts `history-server` with `arguments` (and `environment` added to
+    /// this process's) and waits (at most 30 s) for its line.
     /// With `openFileSoftLimit`, the child starts (through `sh`, which `exec`s
     /// it) with that soft limit on open files, as on a stingier machine; with
     /// `openFileLimit`, with that soft and hard limit (it cannot raise it).
-    init(arguments: [String], openFileSoftLimit: Int? = nil, openFileLimit: Int? = nil) throws {
+    /// `environment` is added to this process's; `startupAddress` is how the
+    /// start-up line names the address (the port follows it).
+    init(arguments: [String], environment: [String: String] = [:], openFileSoftLimit: Int? = nil,
+         openFileLimit: Int? = nil, startupAddress: String = "http://127.0.0.1:") throws {
         let process = Process()
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         if let openFileLimit {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", Self.binary.path] + arguments
@@ -71,7 +76,7 @@ final class ServerProcess: Sendable {
             }
             if line == nil { Thread.sleep(forTimeInterval: 0.01) }
         }
-        guard let line, let range = line.range(of: "http://127.0.0.1:"),
+        guard let line, let range = line.range(of: startupAddress),
               let port = Int(line[range.upperBound...].prefix { $0.isNumber }) else {
             if process.isRunning { process.interrupt() }
             let text = output.bytes.withLock { String(decoding: $0.stdout + $0.stderr, as: UTF8.self) }
@@ -114,8 +119,10 @@ final class ServerProcess: Sendable {
     }
 
     /// Runs the binary to completion (for `--help` and bad flags) and returns its status and output.
-    static func run(_ arguments: [String], timeout: Duration = .seconds(30)) throws -> (status: Int32?, stdout: String, stderr: String) {
+    static func run(_ arguments: [String], environment: [String: String] = [:],
+                    timeout: Duration = .seconds(30)) throws -> (status: Int32?, stdout: String, stderr: String) {
         let process = Process()
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.executableURL = binary
         process.arguments = arguments
         let stdout = Pipe()
@@ -160,7 +167,8 @@ extension HTTPClientResponse {
 extension HTTPClientConnection {
     func post(_ target: String, _ json: String) throws -> HTTPClientResponse {
         let body = Array(json.utf8)
-        return try request(HTTPRequest(method: .post, target: target, headers: ["Content-Length": "\(body.count)"], body: body))
+        return try request(HTTPRequest(method: .post, target: target,
+                                       headers: ["Content-Length": "\(body.count)", "Content-Type": "application/json"], body: body))
     }
 }
 

@@ -18,8 +18,21 @@ struct ServerProcessTests {
     func badFlagsExitTwoWithAMessage(_ arguments: [String]) throws {
         let result = try ServerProcess.run(arguments)
         #expect(result.status == 2)
-        #expect(result.stderr.contains("error"))
+        #expect(result.stderr.hasPrefix("history-server: error: "), "\(result.stderr)")
         #expect(result.stderr.contains(arguments[0]))
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+    }
+
+    /// A bad variable whose flag is given must not stop a corrected start.
+    @Test func aFlagOverridesABadVariable() throws {
+        let folder = try TemporaryFolder()
+        let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"],
+                                       environment: ["HISTORY_PORT": "abc"])
+        defer { server.stop() }
+        #expect(server.port > 0)
+        let bad = try ServerProcess.run(["--database", folder.databasePath], environment: ["HISTORY_PORT": "abc"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("HISTORY_PORT"), "\(bad.stderr)")
     }
 
     /// A database that cannot be opened is one readable line and status 1.
@@ -78,7 +91,8 @@ struct ServerProcessTests {
         #expect(server.stderrText.contains("at most 64 connections are served"), "\(server.stderrText)")
         let setup = try server.connect()
         defer { setup.close() }
-        #expect(try setup.request(HTTPRequest(method: .post, target: "/v1/conversations", body: Array(#"{"id":"c"}"#.utf8))).status == 201)
+        #expect(try setup.request(HTTPRequest(method: .post, target: "/v1/conversations",
+                                                          headers: ["Content-Type": "application/json"], body: Array(#"{"id":"c"}"#.utf8))).status == 201)
 
         // 150 connections held open for a few rounds of requests, so the
         // process lives at its limit for seconds (libdispatch looks every second).

@@ -17,12 +17,16 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
     public var message: String
     /// Extra response headers, e.g. `Allow` for 405.
     public var allow: String?
+    /// The `WWW-Authenticate` challenge of a 401 (RFC 6750 §3).
+    public var wwwAuthenticate: String?
 
-    public init(_ status: HTTPStatus, code: String, message: String, allow: String? = nil) {
+    public init(_ status: HTTPStatus, code: String, message: String, allow: String? = nil,
+                wwwAuthenticate: String? = nil) {
         self.status = status
         self.code = code
         self.message = message
         self.allow = allow
+        self.wwwAuthenticate = wwwAuthenticate
     }
 
     public var description: String { "\(status.code) \(code): \(message)" }
@@ -31,6 +35,7 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
     public func response(route: String?) -> HTTPResponse {
         var extra: HTTPHeaders = [:]
         if let allow { extra.add(name: "Allow", value: allow) }
+        if let wwwAuthenticate { extra.add(name: "WWW-Authenticate", value: wwwAuthenticate) }
         return .error(status, code: code, message: message, headers: extra, route: route)
     }
 

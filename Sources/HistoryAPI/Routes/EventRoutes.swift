@@ -15,6 +15,7 @@ struct EventRoutes {
 
     private func events(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
+        let grant = try environment.authorize(request, .readEvents, in: conversation)
         let (query, wait) = try Self.eventsQuery(request.query)
         let feed = try environment.read(request) { () throws(StoreError) in
             try environment.store.changes(in: conversation, query)
@@ -23,7 +24,7 @@ struct EventRoutes {
             request.respond(.ok, json: JSONWriter.changeFeed(feed))
             return
         }
-        let poll = LongPoll(request: request, conversation: conversation, query: query,
+        let poll = LongPoll(request: request, caller: grant.caller, conversation: conversation, query: query,
                             deadline: .now + wait, environment: environment)
         poll.start(afterVersion: feed.version)
     }

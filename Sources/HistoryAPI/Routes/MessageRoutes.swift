@@ -16,10 +16,22 @@ struct MessageRoutes {
 
     /// Body `{"sender","body","client_id"?,"reply_to"?}`: 201 with the new
     /// message, or 200 with the original when `client_id` was used before.
+    /// A user's `sender` is its token's `sub`: the body may leave it out,
+    /// and naming anyone else is 403 `sender_mismatch`; an admin names the
+    /// sender, as before tokens existed.
     private func append(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
+        let grant = try environment.authorize(request, .append(sender: nil), in: conversation)
         let body = try RequestBody(request.http.body)
-        let message = NewMessage(sender: try body.requiredString("sender"),
+        let sender: String
+        if let user = grant.user {
+            let given = try body.optionalString("sender")
+            try environment.authorize(grant, .append(sender: given), in: conversation)
+            sender = user.rawValue
+        } else {
+            sender = try body.requiredString("sender")
+        }
+        let message = NewMessage(sender: sender,
                                  body: try body.requiredString("body"),
                                  clientID: try body.optionalString("client_id"),
                                  replyTo: try body.optionalPositiveInt64("reply_to"))
@@ -41,6 +53,7 @@ struct MessageRoutes {
     /// The hot path: parse, one keyset read, one encode, no hop.
     private func page(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
+        try environment.authorize(request, .readPages, in: conversation)
         let query = try Self.pageQuery(request.query)
         let page = try environment.read(request) { () throws(StoreError) in
             try environment.store.page(of: conversation, query)
@@ -101,11 +114,17 @@ struct MessageRoutes {
     // MARK: - Edit and delete
 
     /// Body `{"body"}`: 200 with the message and its `edited_at`.
+    /// A user edits its own messages only.
     private func edit(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
+        let grant = try environment.authorize(request, .edit(author: nil), in: conversation)
         let messageID = try environment.messageID(request)
         let text = try RequestBody(request.http.body).requiredString("body")
         try MessageRules.check { () throws(StoreError) in try MessageRules.validateBody(text) }
+        if grant.user != nil {
+            let author = try author(of: messageID, in: conversation, request: request)
+            try environment.authorize(grant, .edit(author: author), in: conversation)
+        }
         environment.store.edit(messageID: messageID, in: conversation, body: text) { result in
             switch result {
             case .success(let message): request.respond(.ok, json: JSONWriter.message(message))
@@ -115,14 +134,29 @@ struct MessageRoutes {
     }
 
     /// 200 with the tombstone; a tombstone deleted again is answered unchanged.
+    /// A user deletes its own messages only.
     private func delete(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
+        let grant = try environment.authorize(request, .delete(author: nil), in: conversation)
         let messageID = try environment.messageID(request)
+        if grant.user != nil {
+            let author = try author(of: messageID, in: conversation, request: request)
+            try environment.authorize(grant, .delete(author: author), in: conversation)
+        }
         environment.store.delete(messageID: messageID, in: conversation) { result in
             switch result {
             case .success(let message): request.respond(.ok, json: JSONWriter.message(message))
             case .failure(let error): request.fail(environment.apiError(error, request: request))
             }
+        }
+    }
+
+    /// The sender of a message, which never changes, so reading it before
+    /// the write cannot race with it. A missing message is 404
+    /// `message_not_found` for the member asking, as it would be anyway.
+    private func author(of messageID: Int64, in conversation: ConversationID, request: APIRequest) throws(APIError) -> String {
+        try environment.read(request) { () throws(StoreError) in
+            try environment.store.message(messageID, in: conversation).sender
         }
     }
 }
