@@ -88,6 +88,7 @@ let package = Package(
                 "HistoryStore", "HistoryClient", "HTTPCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),
@@ -114,12 +115,18 @@ let package = Package(
         ),
         .testTarget(
             name: "HistoryClientTests",
-            dependencies: ["HistoryClient", "HistoryAPI", "HistoryStore", "HTTPCore"],
+            dependencies: [
+                "HistoryClient", "HistoryAPI", "HistoryStore", "HTTPCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "HistoryLoadTests",
-            dependencies: ["HistoryLoad", "HistoryServer", "HTTPCore"],
+            dependencies: [
+                "HistoryLoad", "HistoryServer", "HTTPCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
     ]

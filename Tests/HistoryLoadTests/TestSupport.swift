@@ -34,13 +34,13 @@ final class ServerUnderTest: Sendable {
     private let process: Process
     let endpoint: ServerEndpoint
 
-    init(database: String) throws {
+    init(database: String, extraArguments: [String] = []) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
             throw StartupFailed(output: "no binary at \(Self.binary.path)")
         }
         let process = Process()
         process.executableURL = Self.binary
-        process.arguments = ["--port", "0", "--database", database, "--durability", "normal", "--access-log", "off"]
+        process.arguments = ["--port", "0", "--database", database, "--durability", "normal", "--access-log", "off"] + extraArguments
         let stdout = Pipe()
         process.standardOutput = stdout
         process.standardError = stdout
