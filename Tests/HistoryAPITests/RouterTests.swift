@@ -26,7 +26,7 @@ struct RouterTests {
         router.add(.post, "/v1/conversations/{cid}/messages", handler: echo)
         router.add(.patch, "/v1/conversations/{cid}/messages/{id}", handler: echo)
         router.add(.delete, "/v1/conversations/{cid}/messages/{id}", handler: echo)
-        router.add(.get, "/boom") { _ throws(APIError) in throw APIError.invalidLimit("nope") }
+        router.add(.get, "/boom") { _ throws(APIError) in throw APIError(.invalidLimit, "nope") }
         let answer = Mutex<HTTPResponse?>(nil)
         router.handle(HTTPRequest(method: method, target: target), context: OpenContext()) { response in
             answer.withLock { $0 = response }

@@ -309,6 +309,25 @@ struct MembersTests {
         }
     }
 
+    /// What SQLite plans for the member reads: index seeks only. A full
+    /// scan or a sort would make the check of every request, or a page of
+    /// a big conversation, cost in proportion to the table.
+    @Test func memberReadsAreIndexSeeksWithoutScanOrSort() async throws {
+        try await withTemporaryStore { store in
+            try await store.createConversation(id: cid("room"), title: nil, owner: uid("ana"))
+            let connection = try Connection(path: store.configuration.path)
+            defer { connection.close() }
+            let plans = [StoreReads.MemberSQL.page, StoreReads.MemberSQL.roleBySeq, StoreReads.MemberSQL.roleByConversationID]
+            for sql in plans {
+                let plan = try connection.makeStatement(sql: "EXPLAIN QUERY PLAN " + sql).rows { $0.string(3) }
+                #expect(!plan.isEmpty)
+                #expect(plan.allSatisfy { $0.hasPrefix("SEARCH ") }, "\(plan)")
+                #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+                #expect(plan.contains { $0.contains("members USING PRIMARY KEY") }, "\(sql): \(plan)")
+            }
+        }
+    }
+
     // MARK: - Migration
 
     @Test func aDatabaseAtSchemaTwoGainsMembersAndKeepsEverything() async throws {

@@ -7,25 +7,20 @@ import HistoryStore
 /// gets the bare `Bearer realm="history"` (no error code, §3.1), a refused
 /// token gets `error="invalid_token"` beside it.
 extension APIError {
-    static let unauthorized = HTTPStatus(code: 401, reason: "Unauthorized")
-    static let forbiddenStatus = HTTPStatus(code: 403, reason: "Forbidden")
-    static let misdirected = HTTPStatus(code: 421, reason: "Misdirected Request")
-
     static let realm = #"Bearer realm="history""#
 
     /// The 401 for a refused or absent token.
     public init(_ rejection: TokenRejection) {
         switch rejection {
         case .missing:
-            self = APIError(Self.unauthorized, code: "missing_token",
-                            message: "this request needs Authorization: Bearer <token>",
+            self = APIError(.missingToken, "this request needs Authorization: Bearer <token>",
                             wwwAuthenticate: Self.realm)
         case .invalid:
             // The reason stays in the log: it could help someone forging tokens.
-            self = APIError(Self.unauthorized, code: "invalid_token", message: "the token is not valid",
+            self = APIError(.invalidToken, "the token is not valid",
                             wwwAuthenticate: Self.realm + #", error="invalid_token", error_description="the token is not valid""#)
         case .expired:
-            self = APIError(Self.unauthorized, code: "token_expired", message: "the token has expired",
+            self = APIError(.tokenExpired, "the token has expired",
                             wwwAuthenticate: Self.realm + #", error="invalid_token", error_description="the token has expired""#)
         }
     }
@@ -46,27 +41,23 @@ extension APIError {
                 self = APIError.conversationNotFound(nil)
             }
         case .forbidden:
-            self = APIError(Self.forbiddenStatus, code: "forbidden", message: "this token may not do that")
+            self = APIError(.forbidden, "this token may not do that")
         case .notAuthor:
-            self = APIError(Self.forbiddenStatus, code: "not_author",
-                            message: "only the message's sender (or an admin) may change it")
+            self = APIError(.notAuthor, "only the message's sender (or an admin) may change it")
         case .senderMismatch:
-            self = APIError(Self.forbiddenStatus, code: "sender_mismatch",
-                            message: "sender must be the token's subject (or be left out)")
+            self = APIError(.senderMismatch, "sender must be the token's subject (or be left out)")
         }
     }
 
     static func misdirectedRequest(_ host: String) -> APIError {
-        APIError(misdirected, code: "misdirected_request",
-                 message: "this server does not answer for host '\(abbreviated(host, to: 80))'")
+        APIError(.misdirectedRequest, "this server does not answer for host '\(abbreviated(host, to: 80))'")
     }
 
-    static let unsupportedMediaType = APIError(.unsupportedMediaType, code: "unsupported_media_type",
-                                               message: "the body must be Content-Type: application/json (charset utf-8)")
+    static let unsupportedMediaType = APIError(.unsupportedMediaType,
+                                               "the body must be Content-Type: application/json (charset utf-8)")
 
     static func invalidUserID(_ segment: String?) -> APIError {
-        APIError(.badRequest, code: "invalid_user_id",
-                 message: "a user id is 1 to 64 characters of [A-Za-z0-9_.@-]"
+        APIError(.invalidUserID, "a user id is 1 to 64 characters of [A-Za-z0-9_.@-]"
                      + (segment.map { ", not '\(abbreviated($0, to: 80))'" } ?? ""))
     }
 }

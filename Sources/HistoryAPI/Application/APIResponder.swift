@@ -77,7 +77,7 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
                 if case .invalid(let reason) = rejection {
                     logger.debug("token refused on \(request.method) \(abbreviated(String(request.path), to: 200)): \(reason)")
                 }
-                metrics.recordDenied(status: error.status.code, code: error.code)
+                metrics.recordDenied(status: error.status.code, code: error.code.rawValue)
                 respond(error.response(route: router.label(for: request)))
                 return
             }

@@ -23,14 +23,14 @@ struct ConversationRoutes {
         let grant = try environment.authorize(request, .createConversation)
         let body = try RequestBody(request.http.body, emptyMeansEmptyObject: true)
         var id: ConversationID?
-        if let text = try body.optionalString("id", code: "conversation_id") {
+        if let text = try body.optionalString(.conversationID) {
             guard let valid = ConversationID(text) else {
-                throw APIError.invalidField("conversation_id", "id must be 1 to 64 characters of [A-Za-z0-9_-]")
+                throw APIError(invalid: .conversationID, "id must be 1 to 64 characters of [A-Za-z0-9_-]")
             }
             id = valid
         }
-        let title = try body.optionalString("title")
-        try MessageRules.check { () throws(StoreError) in try MessageRules.validateTitle(title) }
+        let title = try body.optionalString(.title)
+        try APIError.enforcing { () throws(RuleViolation) in try MessageRules.checkTitle(title) }
         environment.store.createConversation(id: id, title: title, owner: grant.user) { result in
             switch result {
             case .success(let conversation):

@@ -28,16 +28,16 @@ struct MemberRoutes {
     /// `after` a valid user id (`invalid_cursor`), `limit` 1...1000 (`invalid_limit`).
     static func listQuery(_ query: QueryParameters) throws(APIError) -> (after: UserID?, limit: Int) {
         var after: UserID?
-        if let text = try query.value("after", invalid: APIError.invalidCursor) {
+        if let text = try query.value("after", invalid: .invalidCursor) {
             guard let user = UserID(text) else {
-                throw APIError.invalidCursor("after must be a user id, 1 to 64 characters of [A-Za-z0-9_.@-], not '\(abbreviated(text))'")
+                throw APIError(.invalidCursor, "after must be a user id, 1 to 64 characters of [A-Za-z0-9_.@-], not '\(abbreviated(text))'")
             }
             after = user
         }
         var limit = 100
-        if let text = try query.value("limit", invalid: APIError.invalidLimit) {
+        if let text = try query.value("limit", invalid: .invalidLimit) {
             guard let value = DecimalParser.positiveInt64(text), value <= MemberPage.limitRange.upperBound else {
-                throw APIError.invalidLimit("limit must be an integer from \(MemberPage.limitRange.lowerBound) to \(MemberPage.limitRange.upperBound), not '\(abbreviated(text))'")
+                throw APIError(.invalidLimit, "limit must be an integer from \(MemberPage.limitRange.lowerBound) to \(MemberPage.limitRange.upperBound), not '\(abbreviated(text))'")
             }
             limit = Int(value)
         }
@@ -52,9 +52,9 @@ struct MemberRoutes {
         try environment.authorize(request, .putMember(target: target), in: conversation)
         let body = try RequestBody(request.http.body, emptyMeansEmptyObject: true)
         var role = MemberRole.member
-        if let text = try body.optionalString("role") {
+        if let text = try body.optionalString(.role) {
             guard let named = MemberRole(rawValue: text) else {
-                throw APIError.invalidField("role", "role must be member or owner, not '\(abbreviated(text))'")
+                throw APIError(.invalidRole, "role must be member or owner, not '\(abbreviated(text))'")
             }
             role = named
         }

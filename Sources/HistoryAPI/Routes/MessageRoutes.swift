@@ -25,17 +25,17 @@ struct MessageRoutes {
         let body = try RequestBody(request.http.body)
         let sender: String
         if let user = grant.user {
-            let given = try body.optionalString("sender")
+            let given = try body.optionalString(.sender)
             try environment.authorize(grant, .append(sender: given), in: conversation)
             sender = user.rawValue
         } else {
-            sender = try body.requiredString("sender")
+            sender = try body.requiredString(.sender)
         }
         let message = NewMessage(sender: sender,
-                                 body: try body.requiredString("body"),
-                                 clientID: try body.optionalString("client_id"),
-                                 replyTo: try body.optionalPositiveInt64("reply_to"))
-        try MessageRules.check { () throws(StoreError) in try MessageRules.validate(message) }
+                                 body: try body.requiredString(.body),
+                                 clientID: try body.optionalString(.clientID),
+                                 replyTo: try body.optionalPositiveInt64(.replyTo))
+        try APIError.enforcing { () throws(RuleViolation) in try MessageRules.check(message) }
         environment.store.append(message, to: conversation) { result in
             switch result {
             case .success(.created(let message)):
@@ -61,35 +61,21 @@ struct MessageRoutes {
         request.respond(.ok, json: JSONWriter.page(page))
     }
 
-    /// `limit`, `before`, `after`, `around` and `window` as API.md "Pages"
-    /// defines them. Checked in this order, so the first problem named is
-    /// the most basic one: each value's syntax and range (`invalid_cursor`,
-    /// `invalid_limit`, `invalid_window`), then `around` beside another
-    /// cursor (`conflicting_cursors`), then `window` beside anything but a
-    /// lone `after` (`invalid_window`).
+    /// `limit`, `before`, `after`, `around` and `window` as the contract's
+    /// "Pages" defines them, under `PageQuery`'s rules. Checked in this
+    /// order, so the first problem named is the most basic one: each value's
+    /// syntax and range (`invalid_cursor`, `invalid_limit`, `invalid_window`),
+    /// then `around` beside another cursor (`conflicting_cursors`, which
+    /// `PageCursor` cannot even hold), then the query's own rules (`window`
+    /// beside anything but a lone `after`: `invalid_window`).
     static func pageQuery(_ query: QueryParameters) throws(APIError) -> PageQuery {
-        let before = try cursor(query, "before")
-        let after = try cursor(query, "after")
-        let around = try cursor(query, "around")
-        var limit = PageQuery.defaultLimit
-        if let text = try query.value("limit", invalid: APIError.invalidLimit) {
-            guard let value = DecimalParser.positiveInt64(text), value <= PageQuery.limitRange.upperBound else {
-                throw APIError.invalidLimit("limit must be an integer from \(PageQuery.limitRange.lowerBound) to \(PageQuery.limitRange.upperBound), not '\(abbreviated(text))'")
-            }
-            limit = Int(value)
-        }
-        var window: Int?
-        if let text = try query.value("window", invalid: APIError.invalidWindow) {
-            guard let value = DecimalParser.positiveInt64(text), value <= PageQuery.windowRange.upperBound else {
-                throw APIError.invalidWindow("window must be an integer from \(PageQuery.windowRange.lowerBound) to \(PageQuery.windowRange.upperBound), not '\(abbreviated(text))'")
-            }
-            window = Int(value)
-        }
+        let before = try query.integer(PageQuery.beforeRule)
+        let after = try query.integer(PageQuery.afterRule)
+        let around = try query.integer(PageQuery.aroundRule)
+        let limit = try query.integer(PageQuery.limitRule).map { Int($0) } ?? PageQuery.defaultLimit
+        let window = try query.integer(PageQuery.windowRule).map { Int($0) }
         if around != nil && (before != nil || after != nil) {
-            throw APIError.conflictingCursors("around cannot be combined with before or after")
-        }
-        if window != nil && (after == nil || before != nil || around != nil) {
-            throw APIError.invalidWindow("window is only allowed beside a lone after")
+            throw APIError(.conflictingCursors, "around cannot be combined with before or after")
         }
         let pageCursor: PageCursor
         switch (before, after, around) {
@@ -99,16 +85,9 @@ struct MessageRoutes {
         case (nil, nil, let around?): pageCursor = .around(around)
         default: pageCursor = .newest
         }
-        return PageQuery(cursor: pageCursor, limit: limit, window: window)
-    }
-
-    private static func cursor(_ query: QueryParameters, _ name: String) throws(APIError) -> Int64? {
-        guard let text = try query.value(name, invalid: APIError.invalidCursor) else { return nil }
-        // A position, not a message: 0 is below every id (`after=0` walks from the first message).
-        guard let id = DecimalParser.nonNegativeInt64(text) else {
-            throw APIError.invalidCursor("\(name) must be a message id or position, an integer from 0 to \(Int64.max), not '\(abbreviated(text))'")
-        }
-        return id
+        let pageQuery = PageQuery(cursor: pageCursor, limit: limit, window: window)
+        try APIError.enforcing { () throws(RuleViolation) in try pageQuery.check() }
+        return pageQuery
     }
 
     // MARK: - Edit and delete
@@ -119,8 +98,8 @@ struct MessageRoutes {
         let conversation = try environment.conversationID(request)
         let grant = try environment.authorize(request, .edit(author: nil), in: conversation)
         let messageID = try environment.messageID(request)
-        let text = try RequestBody(request.http.body).requiredString("body")
-        try MessageRules.check { () throws(StoreError) in try MessageRules.validateBody(text) }
+        let text = try RequestBody(request.http.body).requiredString(.body)
+        try APIError.enforcing { () throws(RuleViolation) in try MessageRules.checkBody(text) }
         if grant.user != nil {
             let author = try author(of: messageID, in: conversation, request: request)
             try environment.authorize(grant, .edit(author: author), in: conversation)

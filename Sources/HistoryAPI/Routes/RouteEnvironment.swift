@@ -10,7 +10,7 @@ struct RouteEnvironment: Sendable {
     let longPolls: LongPollRegistry
 
     /// The `{cid}` of the path. An id that is not a valid conversation id
-    /// names no conversation: 404 `conversation_not_found`, as the brief says.
+    /// names no conversation: 404 `conversation_not_found`, as for an unknown one.
     func conversationID(_ request: APIRequest, at index: Int = 0) throws(APIError) -> ConversationID {
         let segment = request.pathParameters[index]
         guard let segment, let id = ConversationID(segment) else {
@@ -39,7 +39,7 @@ struct RouteEnvironment: Sendable {
         guard let caller = request.caller else {
             // Only routes outside /v1 run without authentication; none of them asks.
             let error = APIError(TokenRejection.missing)
-            metrics.recordDenied(status: error.status.code, code: error.code)
+            metrics.recordDenied(status: error.status.code, code: error.code.rawValue)
             throw error
         }
         var role: MemberRole?
@@ -55,7 +55,7 @@ struct RouteEnvironment: Sendable {
     func authorize(_ grant: AccessGrant, _ action: AccessPolicy.Action, in conversation: ConversationID?) throws(APIError) {
         let decision = AccessPolicy.decide(action, caller: grant.caller, role: grant.role)
         guard let error = APIError(decision, conversation: conversation) else { return }
-        if error.status.code == 403 { metrics.recordDenied(status: error.status.code, code: error.code) }
+        if error.status.code == 403 { metrics.recordDenied(status: error.status.code, code: error.code.rawValue) }
         throw error
     }
 
@@ -78,17 +78,6 @@ struct RouteEnvironment: Sendable {
             return try body()
         } catch {
             throw apiError(error, request: request)
-        }
-    }
-}
-
-extension MessageRules {
-    /// `MessageRules` checks through the one `StoreError` → `APIError` mapping.
-    static func check(_ rule: () throws(StoreError) -> Void) throws(APIError) {
-        do {
-            try rule()
-        } catch {
-            throw APIError(error)
         }
     }
 }

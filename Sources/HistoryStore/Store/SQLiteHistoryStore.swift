@@ -24,7 +24,7 @@ public final class SQLiteHistoryStore: HistoryStore {
     private let readers: ReaderPool
     private let batcher: AppendBatcher
     private let waiters: VersionWaiters
-    private let directory = ConversationDirectory()
+    private let seqCache = ConversationSeqCache()
     private let isClosed = Atomic<Bool>(false)
 
     /// Opens (creating when missing) the store at `configuration.path` with
@@ -174,7 +174,7 @@ public final class SQLiteHistoryStore: HistoryStore {
     public func role(of user: UserID, in conversation: ConversationID) throws(StoreError) -> MemberRole? {
         guard !isClosed.load(ordering: .acquiring) else { throw .closed }
         return try readers.read { connection throws(StoreError) -> MemberRole? in
-            try StoreReads(connection: connection, directory: directory).role(of: user, in: conversation)
+            try StoreReads(connection: connection, seqCache: seqCache).role(of: user, in: conversation)
         }
     }
 
@@ -236,7 +236,7 @@ public final class SQLiteHistoryStore: HistoryStore {
         guard !isClosed.load(ordering: .acquiring) else { throw .closed }
         return try readers.read { connection throws(StoreError) -> T in
             try connection.transaction(.deferred, mapError: StoreError.init) { () throws(StoreError) -> T in
-                try body(StoreReads(connection: connection, directory: directory))
+                try body(StoreReads(connection: connection, seqCache: seqCache))
             }
         }
     }
