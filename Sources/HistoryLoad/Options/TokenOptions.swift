@@ -30,7 +30,8 @@ struct SigningKeyOptions: ParsableArguments {
 
     /// The one signer of `run` and `seed`: HS256 when both are given.
     func signer() throws(TokenSetupError) -> TokenSigner? {
-        try hs256Signer() ?? es256Signer()
+        if let signer = try hs256Signer() { return signer }
+        return try es256Signer()
     }
 }
 

@@ -35,7 +35,7 @@ enum SigningKeyFiles {
         guard let chosen = kid.map({ kid in secrets.first { $0.kid == kid } }) ?? secrets.first else {
             throw TokenSetupError("\(path) has no key id \"\(kid ?? "")\" (it has \(secrets.map(\.kid).joined(separator: ", ")))")
         }
-        return try TokenSigner(kid: chosen.kid, key: .hs256(SymmetricKey(data: chosen.secret)))
+        return try TokenSigner(kid: chosen.kid, key: .hs256(chosen.secret))
     }
 
     /// The signer of a PEM P-256 private key (`EC PRIVATE KEY` or PKCS #8).
@@ -47,7 +47,7 @@ enum SigningKeyFiles {
         } catch {
             throw TokenSetupError("\(argument.path): not a PEM P-256 private key")
         }
-        return try TokenSigner(kid: argument.kid, key: .es256(key))
+        return try TokenSigner(kid: argument.kid, key: .es256(Array(key.rawRepresentation)))
     }
 
     private static func read(_ path: String, what: String) throws(TokenSetupError) -> [UInt8] {

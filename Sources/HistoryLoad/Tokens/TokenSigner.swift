@@ -7,9 +7,13 @@ import Foundation
 /// Header `{"alg":…,"typ":"JWT","kid":…}` and claims written compactly in a
 /// fixed order, so the same inputs give the same token.
 struct TokenSigner: Sendable {
-    enum Key: Sendable {
-        case hs256(SymmetricKey)
-        case es256(P256.Signing.PrivateKey)
+    /// Key material as bytes: swift-crypto's key types are not `Sendable`,
+    /// and every virtual user's thread mints with the same signer.
+    enum Key: Sendable, Hashable {
+        /// The shared secret's bytes.
+        case hs256([UInt8])
+        /// `P256.Signing.PrivateKey.rawRepresentation`.
+        case es256([UInt8])
     }
 
     let kid: String
@@ -53,9 +57,11 @@ struct TokenSigner: Sendable {
     func signature(of input: [UInt8]) -> [UInt8] {
         switch key {
         case .hs256(let secret):
-            return Array(HMAC<SHA256>.authenticationCode(for: input, using: secret))
-        case .es256(let privateKey):
-            // Signing with a valid P-256 key cannot fail short of a broken RNG.
+            return Array(HMAC<SHA256>.authenticationCode(for: input, using: SymmetricKey(data: secret)))
+        case .es256(let raw):
+            // Both were checked when the key was loaded: a key that parsed
+            // once parses again, and signing cannot fail short of a broken RNG.
+            let privateKey = try! P256.Signing.PrivateKey(rawRepresentation: raw)
             return Array((try! privateKey.signature(for: input)).rawRepresentation)
         }
     }

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HistoryAPI
 import HistoryClient
+import HistoryStore
 
 /// A history server in tokens mode on 127.0.0.1 (an HS256 secret file in a
 /// temporary folder), and the means to mint its tokens the way an app's
