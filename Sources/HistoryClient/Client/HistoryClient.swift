@@ -17,6 +17,14 @@ import FoundationNetworking
 /// for try await event in client.events(of: "general", since: page.version) { ... }
 /// ```
 ///
+/// A server in tokens mode wants a bearer token with every request: give the
+/// configuration a ``HistoryTokenProvider`` (the app's call to its backend).
+///
+/// ```swift
+/// let client = HistoryClient(baseURL: url, configuration: HistoryClientConfiguration(
+///     tokenProvider: { try await account.freshHistoryToken() }))
+/// ```
+///
 /// Related: the contract, `API.md`.
 public final class HistoryClient: Sendable {
     public let configuration: HistoryClientConfiguration
