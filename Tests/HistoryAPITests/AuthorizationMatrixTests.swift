@@ -29,6 +29,9 @@ import Testing
 
     enum Caller: String, CaseIterable, Sendable {
         case noToken, expired, badSignature, wrongAlg, algNone, unknownKid, wrongAudience
+        /// HS256 over the ES256 key's public PEM, naming the ES256 kid: the
+        /// classic confusion of a public key with a shared secret.
+        case algConfusion
         case nonMember, member, owner, author, admin
     }
 
@@ -55,7 +58,7 @@ import Testing
             [.noToken: rejected ? missing : ok(), .expired: rejected ? expired : ok(),
              .badSignature: rejected ? invalid : ok(), .wrongAlg: rejected ? invalid : ok(),
              .algNone: rejected ? invalid : ok(), .unknownKid: rejected ? invalid : ok(),
-             .wrongAudience: rejected ? invalid : ok(),
+             .wrongAudience: rejected ? invalid : ok(), .algConfusion: rejected ? invalid : ok(),
              .nonMember: nonMember, .member: member, .owner: owner, .author: author, .admin: admin]
         }
         return [
@@ -102,6 +105,9 @@ import Testing
             return minter.token(kid: "nobody-knows", claims: TokenMinter.claims(subject: "mia"))
         case .wrongAudience:
             return minter.token(claims: TokenMinter.claims(subject: "mia", audience: "another-service"))
+        case .algConfusion:
+            return minter.token(kid: TokenMinter.es256KeyID, claims: TokenMinter.claims(subject: "mia"),
+                                secret: Array(minter.publicKeyPEM.utf8))
         case .nonMember: return minter.user("nick")
         case .member: return minter.user("mia")
         case .owner: return minter.userES256("olga")
