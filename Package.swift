@@ -88,6 +88,7 @@ let package = Package(
                 "HistoryStore", "HistoryClient", "HTTPCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),
@@ -129,12 +130,18 @@ let package = Package(
         ),
         .testTarget(
             name: "HistoryClientTests",
-            dependencies: ["HistoryClient", "HistoryAPI", "HistoryStore", "HTTPCore", "HistoryTestSupport"],
+            dependencies: [
+                "HistoryClient", "HistoryAPI", "HistoryStore", "HTTPCore", "HistoryTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "HistoryLoadTests",
-            dependencies: ["HistoryLoad", "HistoryServer", "HTTPCore", "HistoryTestSupport"],
+            dependencies: [
+                "HistoryLoad", "HistoryServer", "HTTPCore", "HistoryTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
     ]

@@ -12,6 +12,6 @@ struct HistoryLoad: ParsableCommand {
             Conversations are named load-0000, load-0001, ... (the largest first); `run` and \
             `bench` find them by asking the server, so seed first.
             """,
-        subcommands: [SeedCommand.self, RunCommand.self, BenchCommand.self]
+        subcommands: [SeedCommand.self, RunCommand.self, BenchCommand.self, TokenCommand.self]
     )
 }

@@ -7,8 +7,9 @@ import Testing
 extension ServerProcess {
     /// `history-server` on an ephemeral port over `database`: the server
     /// the tool is meant to load, as deployed.
-    convenience init(database: String) throws {
-        try self.init(arguments: ["--port", "0", "--database", database, "--durability", "normal", "--access-log", "off"])
+    convenience init(database: String, extraArguments: [String] = []) throws {
+        try self.init(arguments: ["--port", "0", "--database", database, "--durability", "normal", "--access-log", "off"]
+                      + extraArguments)
     }
 
     var endpoint: ServerEndpoint { ServerEndpoint(host: "127.0.0.1", port: port) }

@@ -13,11 +13,11 @@ enum ReadBack {
 
     /// Walks `after` pages over each conversation's acked id range.
     static func verify(_ acks: [AckedPost], catalog: ConversationCatalog, liveCount: Int, endpoint: ServerEndpoint,
-                       stats: LoadStats) -> Outcome {
+                       stats: LoadStats, authorization: String? = nil) -> Outcome {
         var outcome = Outcome(acked: acks.count)
         guard !acks.isEmpty else { return outcome }
         let live = catalog.live(liveCount)
-        let connection = LoadConnection(endpoint: endpoint, shard: stats.shard(for: 0))
+        let connection = LoadConnection(endpoint: endpoint, shard: stats.shard(for: 0), authorization: authorization)
         defer { connection.reset() }
         var page = PageSummary()
         let byConversation = Dictionary(grouping: acks, by: \.conversation)

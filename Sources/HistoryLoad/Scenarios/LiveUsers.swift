@@ -23,7 +23,10 @@ final class PostUser: CallbackUser {
         let clientID = "p\(context.index)-\(sequence)-\(due)"
         bodyBuffer.removeAll(keepingCapacity: true)
         TextGenerator.appendBody(length: TextGenerator.length(using: &context.random), to: &bodyBuffer, using: &context.random)
-        let body = TextGenerator.appendJSON(sender: TextGenerator.sender(using: &context.random),
+        // A user token posts as its subject: a random name would be a sender_mismatch.
+        let sender = TextGenerator.sender(using: &context.random)
+        let postsAsSubject = context.settings.credentials.map { !$0.usersAreAdmins } ?? false
+        let body = TextGenerator.appendJSON(sender: postsAsSubject ? nil : sender,
                                             body: String(decoding: bodyBuffer, as: UTF8.self), clientID: clientID, replyTo: nil)
         let target = "/v1/conversations/\(entry.id)/messages"
         context.send(LoadRequest(method: .post, target: target, body: body, kind: .post, start: due)) { [self] response in
