@@ -1,3 +1,4 @@
+import HistoryTestSupport
 import Foundation
 import HistoryClient
 import Testing

@@ -1,3 +1,4 @@
+import HistoryTestSupport
 import ArgumentParser
 import Crypto
 import Foundation
@@ -46,7 +47,8 @@ struct TokenTests {
     }
 
     @Test func theTokenCommandPrintsAnHS256TokenThatChecks() throws {
-        try withTemporaryFolder { folder in
+        try withTemporaryDirectory { directory in
+            let folder = directory.url
             let path = try Self.writeSecrets("# dev keys\nold \(Self.secret)-old\n\nk2\t\(Self.secret)\n", in: folder)
             let before = Int(Date().timeIntervalSince1970)
             let (status, token) = try Self.runTokenCommand(["--sub", "ana", "--ttl", "600", "--jwt-secret-file", path, "--kid", "k2"])
@@ -70,7 +72,8 @@ struct TokenTests {
     }
 
     @Test func adminTokensCarryTheScopeAndTheFirstKeyIsTheDefault() throws {
-        try withTemporaryFolder { folder in
+        try withTemporaryDirectory { directory in
+            let folder = directory.url
             let path = try Self.writeSecrets("first \(Self.secret)\nsecond \(Self.secret)-2\n", in: folder)
             let (status, token) = try Self.runTokenCommand(["--sub", "backend", "--admin", "--jwt-secret-file", path])
             #expect(status == 0)
@@ -82,7 +85,8 @@ struct TokenTests {
     }
 
     @Test func theTokenCommandRefusesBadInput() throws {
-        try withTemporaryFolder { folder in
+        try withTemporaryDirectory { directory in
+            let folder = directory.url
             let path = try Self.writeSecrets("k1 \(Self.secret)\n", in: folder)
             #expect(try Self.runTokenCommand(["--sub", "not valid", "--jwt-secret-file", path]).status != 0)
             #expect(try Self.runTokenCommand(["--sub", "ana"]).status != 0)
@@ -93,7 +97,8 @@ struct TokenTests {
     }
 
     @Test func es256TokensVerifyWithThePublicKey() throws {
-        try withTemporaryFolder { folder in
+        try withTemporaryDirectory { directory in
+            let folder = directory.url
             let key = P256.Signing.PrivateKey()
             let path = folder.appending(path: "es.pem").path
             try key.pemRepresentation.write(toFile: path, atomically: true, encoding: .utf8)
@@ -110,7 +115,8 @@ struct TokenTests {
     }
 
     @Test func secretFilesFollowTheServersFormat() throws {
-        try withTemporaryFolder { folder in
+        try withTemporaryDirectory { directory in
+            let folder = directory.url
             let good = try Self.writeSecrets("# comment\n\n a \(Self.secret) \r\nb\t\(Self.secret)x\n", in: folder)
             let secrets = try SigningKeyFiles.hs256Secrets(path: good)
             #expect(secrets.map(\.kid) == ["a", "b"])

@@ -1,3 +1,4 @@
+import HistoryTestSupport
 import Crypto
 import Foundation
 import HTTPCore
@@ -15,8 +16,9 @@ struct TokensModeTests {
     /// A server in tokens mode (an HS256 secret and an ES256 public key)
     /// over a database seeded directly with `members` users; the signers of both keys.
     static func withTokensServer<T>(members: Int = 4,
-                                    _ body: (ServerUnderTest, _ hs256: TokenSigner, _ es256: TokenSigner) throws -> T) throws -> T {
-        try withTemporaryFolder { folder in
+                                    _ body: (ServerProcess, _ hs256: TokenSigner, _ es256: TokenSigner) throws -> T) throws -> T {
+        try withTemporaryDirectory { directory in
+            let folder = directory.url
             let secrets = folder.appending(path: "secrets.txt").path
             try "k1 \(Self.secret)\n".write(toFile: secrets, atomically: true, encoding: .utf8)
             let key = P256.Signing.PrivateKey()
@@ -30,7 +32,7 @@ struct TokensModeTests {
             let outcome = try DirectSeeder.seed(plan, path: database, progress: SeedProgress(total: 2_000, enabled: false),
                                                 members: subjects)
             #expect(outcome.membersAdded == 6 * members && outcome.failures.isEmpty, "\(outcome.failures)")
-            let server = try ServerUnderTest(database: database, extraArguments: [
+            let server = try ServerProcess(database: database, extraArguments: [
                 "--jwt-hs256-secret-file", secrets, "--jwt-es256-public-key", "ec1=\(publicPath)",
             ])
             defer { server.stop() }
@@ -115,10 +117,11 @@ struct TokensModeTests {
     }
 
     @Test func httpSeedMakesTheUsersMembersWithAnAdminToken() throws {
-        try withTemporaryFolder { folder in
+        try withTemporaryDirectory { directory in
+            let folder = directory.url
             let secrets = folder.appending(path: "secrets.txt").path
             try "k1 \(Self.secret)\n".write(toFile: secrets, atomically: true, encoding: .utf8)
-            let server = try ServerUnderTest(database: folder.appending(path: "h.sqlite").path,
+            let server = try ServerProcess(database: folder.appending(path: "h.sqlite").path,
                                              extraArguments: ["--jwt-hs256-secret-file", secrets])
             defer { server.stop() }
             let credentials = LoadCredentials(signer: try SigningKeyFiles.hs256Signer(path: secrets, kid: "k1"), members: 3)
