@@ -32,7 +32,8 @@ public final class HistoryApplication: Sendable {
         let metrics = Metrics()
         let storeConfiguration = StoreConfiguration(path: configuration.databasePath,
                                                     durability: configuration.durability,
-                                                    onBatchCommitted: { size in metrics.recordBatch(size: size) })
+                                                    onBatchCommitted: { size in metrics.recordBatch(size: size) },
+                                                    onWarning: { message in logger.warning(message) })
         let store = try SQLiteHistoryStore(configuration: storeConfiguration)
         let accessLog = configuration.accessLog ? AccessLog() : nil
         let responder = APIResponder(store: store, metrics: metrics, logger: logger, accessLog: accessLog)
