@@ -12,7 +12,7 @@ import Foundation
 ///
 /// An existing database file, `-wal` or `-shm` that other users may read or
 /// write is made private at open, and reported so the operator learns of
-/// it. Existing folders are left alone: the database may sit in a shared
+/// it (a file that is not a SQLite database is left for SQLite to refuse). Existing folders are left alone: the database may sit in a shared
 /// folder (`/tmp`, a home) whose mode is not the store's to change.
 enum PrivateFiles {
     static let folderMode: mode_t = 0o700
@@ -27,6 +27,8 @@ enum PrivateFiles {
     static func prepare(databasePath path: String) throws(StoreError) -> [String] {
         try createFolders(URL(fileURLWithPath: path).deletingLastPathComponent().path)
         try createFile(path)
+        // A file that is not a database is SQLite's to refuse, untouched.
+        guard isDatabaseOrEmpty(path) else { return [] }
         var tightened: [String] = []
         for file in [path, path + "-wal", path + "-shm"] {
             if let line = try makePrivate(file) { tightened.append(line) }
@@ -79,6 +81,18 @@ enum PrivateFiles {
             throw failure("\(path) can be read by other users (mode \(octal(mode))) and cannot be made private")
         }
         return "\(path) could be read by other users (mode \(octal(mode))); its mode is now \(octal(tightened))"
+    }
+
+    /// Whether `path` starts with SQLite's header, or is empty (a new
+    /// database); false when it cannot be read.
+    private static func isDatabaseOrEmpty(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        let header = Array("SQLite format 3\0".utf8)
+        var start = [UInt8](repeating: 0, count: header.count)
+        let count = read(descriptor, &start, start.count)
+        return count == 0 || (count == header.count && start == header)
     }
 
     private static func exists(_ path: String) -> Bool {
