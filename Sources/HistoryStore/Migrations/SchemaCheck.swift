@@ -12,9 +12,9 @@
 /// served.
 ///
 /// How: the expected schema is the one the same migrations produce in an
-/// empty in-memory database, built at each open (a few milliseconds,
-/// whatever the file's size), compared entry by entry with the file's
-/// `sqlite_schema`. `PRAGMA quick_check`, which also reads every page, was
+/// empty in-memory database, built at each open, compared entry by entry
+/// with the file's `sqlite_schema`: 3 ms measured (debug build) on a file of
+/// 100,000 messages, and the same whatever the file's size. `PRAGMA quick_check`, which also reads every page, was
 /// measured and left out: 0.8 s for 100,000 messages (20 MB) and 6.6 s for
 /// 1,000,000 (200 MB), growing with the file, on every start.
 /// `SQLiteHistoryStore.checkIntegrity()` runs the full check on demand.
