@@ -110,6 +110,25 @@ struct HostileFileTests {
         }
     }
 
+    /// The refusal quotes names from the file, which must not carry their
+    /// control characters or overrides to the operator's terminal.
+    @Test func namesFromTheFileAreQuotedInPrintableASCII() async throws {
+        try await withTemporaryPath { path in
+            try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal)).close()
+            let hostileName = "\u{1B}[2J\n\u{202E}\\x41" + String(repeating: "z", count: 500)
+            try tamper(path, "CREATE VIEW \"\(hostileName)\" AS SELECT 1")
+            do {
+                _ = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+                Issue.record("a tampered file was opened")
+            } catch {
+                let reason = "\(error)"
+                #expect(reason.contains(#"view '\x1B[2J\x0A\xE2\x80\xAE\x5Cx41zzz"#), "\(reason)")
+                #expect(reason.utf8.allSatisfy { (0x20...0x7E).contains($0) }, "\(reason)")
+                #expect(reason.utf8.count < 400, "a long name is cut: \(reason)")
+            }
+        }
+    }
+
     /// A file that records only the first migrations is checked against
     /// what those create, then migrated.
     @Test func anOlderUntamperedFileIsAcceptedAndMigrated() async throws {

@@ -71,7 +71,7 @@ struct Migrator {
             }
             let known = migrations.last?.version ?? 0
             if let newest = recorded.last, newest.version > known {
-                throw .migration(reason: "the database has schema version \(newest.version) (\(newest.name)), "
+                throw .migration(reason: "the database has schema version \(newest.version) (\(UntrustedText.quoted(newest.name))), "
                     + "newer than this build knows (\(known)); refusing to open it with older code")
             }
             for (offset, record) in recorded.enumerated() {
@@ -82,7 +82,7 @@ struct Migrator {
                 let migration = migrations[offset]
                 guard migration.checksum == record.checksum else {
                     throw .migration(reason: "migration \(migration.label) changed after it was applied "
-                        + "(recorded checksum \(record.checksum), file has \(migration.checksum)); "
+                        + "(recorded checksum \(UntrustedText.quoted(record.checksum)), file has \(migration.checksum)); "
                         + "shipped migrations must never be edited: add a new one instead")
                 }
             }

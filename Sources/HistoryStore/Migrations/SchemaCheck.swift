@@ -31,9 +31,11 @@ struct SchemaCheck {
             (lhs.type, lhs.name) < (rhs.type, rhs.name)
         }
 
-        /// `trigger 'x' on 'messages'`, for messages.
+        /// `trigger 'x' on 'messages'`, for messages (the names come from
+        /// the file, so they are quoted as untrusted text).
         var label: String {
-            name == table ? "\(type) '\(name)'" : "\(type) '\(name)' on '\(table)'"
+            let type = UntrustedText.quoted(type), name = UntrustedText.quoted(name)
+            return self.name == table ? "\(type) '\(name)'" : "\(type) '\(name)' on '\(UntrustedText.quoted(table))'"
         }
     }
 
