@@ -63,3 +63,15 @@ extension StoreError: CustomStringConvertible {
         }
     }
 }
+
+extension StoreError {
+    /// A stored value that no sequence of this store's operations can
+    /// produce (a conversation at version `Int64.max`, a seq outside the
+    /// message layout), so the file was edited or damaged. Reported as
+    /// SQLite reports a damaged file, `SQLITE_CORRUPT`: the one operation
+    /// fails with a clear message (500 and a log line over HTTP) instead of
+    /// trapping on arithmetic that would overflow.
+    static func impossibleStoredValue(_ message: String) -> StoreError {
+        .storage(code: SQLITE_CORRUPT, message: "\(message); the database file was altered or is damaged")
+    }
+}

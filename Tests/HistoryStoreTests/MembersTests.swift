@@ -346,7 +346,8 @@ struct MembersTests {
 
             store = try SQLiteHistoryStore(configuration: configuration)
             defer { store.close() }
-            #expect(try queryStrings(path, "SELECT version FROM schema_migrations ORDER BY version") == ["1", "2", "3"])
+            #expect(try queryStrings(path, "SELECT version FROM schema_migrations ORDER BY version")
+                == bundled.map { String($0.version) })
             #expect(try queryStrings(path, "SELECT name FROM sqlite_master WHERE tbl_name = 'members' AND type = 'index' AND sql IS NOT NULL")
                 == ["members_by_user"])
             #expect(try queryStrings(path, "SELECT sql LIKE '%WITHOUT ROWID%' FROM sqlite_master WHERE name = 'members'") == ["1"])

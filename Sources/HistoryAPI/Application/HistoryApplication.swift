@@ -46,7 +46,8 @@ public final class HistoryApplication: Sendable {
         let metrics = Metrics()
         let storeConfiguration = StoreConfiguration(path: configuration.databasePath,
                                                     durability: configuration.durability,
-                                                    onBatchCommitted: { size in metrics.recordBatch(size: size) })
+                                                    onBatchCommitted: { size in metrics.recordBatch(size: size) },
+                                                    onWarning: { message in logger.warning(message) })
         let store: SQLiteHistoryStore
         do {
             store = try SQLiteHistoryStore(configuration: storeConfiguration)

@@ -5,9 +5,10 @@ import Synchronization
 /// The `HistoryStore` on one SQLite file: a group-committing writer, a pool
 /// of readers over WAL, and parked waits woken by commits.
 ///
-/// Opening creates the folder and the file when missing, switches to WAL,
-/// sets durability, applies the missing migrations (refusing a newer or
-/// tampered schema) and opens the readers.
+/// Opening creates the folder and the file when missing, readable by their
+/// owner only (`PrivateFiles`), switches to WAL, sets durability, applies
+/// the missing migrations (refusing a newer or tampered schema, and a schema
+/// with anything the migrations did not create) and opens the readers.
 ///
 /// ```swift
 /// let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: "data/history.sqlite"))
@@ -29,7 +30,8 @@ public final class SQLiteHistoryStore: HistoryStore {
 
     /// Opens (creating when missing) the store at `configuration.path` with
     /// the migrations embedded from `migrations/`.
-    /// - Throws: `.migration` for a newer or tampered schema, `.storage` when
+    /// - Throws: `.migration` for a newer or tampered schema or one holding
+    ///   objects no migration creates, `.storage` when
     ///   SQLite cannot open or configure the file, `.invalid` for a bad setting.
     public convenience init(configuration: StoreConfiguration) throws(StoreError) {
         try self.init(configuration: configuration, migrations: Migration.bundled())
@@ -47,7 +49,8 @@ public final class SQLiteHistoryStore: HistoryStore {
             throw .invalid(field: "walSizeLimitBytes", reason: "must be at least 0")
         }
         let migrator = try Migrator(migrations: migrations)
-        try Self.createFolder(for: configuration.path)
+        let madePrivate = try PrivateFiles.prepare(databasePath: configuration.path)
+        for line in madePrivate { configuration.onWarning?(line) }
 
         let connection = try sqlite { () throws(SQLiteError) in try Connection(path: configuration.path) }
         try sqlite { () throws(SQLiteError) in
@@ -95,16 +98,6 @@ public final class SQLiteHistoryStore: HistoryStore {
         self.batcher = AppendBatcher(writer: writer, waiters: waiters,
                                      maximumBatchSize: configuration.maximumBatchSize,
                                      onBatchCommitted: configuration.onBatchCommitted)
-    }
-
-    private static func createFolder(for path: String) throws(StoreError) {
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            throw .storage(code: SQLITE_CANTOPEN,
-                           message: "cannot create the folder \(folder.path): \(error.localizedDescription)")
-        }
     }
 
     /// How much of the file each reader maps (see `openReader`).
@@ -285,6 +278,13 @@ public final class SQLiteHistoryStore: HistoryStore {
     /// that force storage failures; nothing in the store calls it).
     func withWriterConnection<T>(_ body: (Connection) -> T) -> T {
         writer.withConnection(body)
+    }
+
+    /// Runs `body` with one of the readers' connections (tests of how
+    /// every connection is configured; nothing in the store calls it).
+    func withReaderConnection<T>(_ body: (Connection) -> T) throws(StoreError) -> T {
+        guard !isClosed.load(ordering: .acquiring) else { throw .closed }
+        return try readers.read { connection throws(StoreError) -> T in body(connection) }
     }
 
     /// `PRAGMA integrity_check`: `["ok"]` for a sound file, else SQLite's findings.

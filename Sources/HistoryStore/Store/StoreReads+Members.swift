@@ -53,7 +53,7 @@ extension StoreReads {
                 }
         }
         guard let found else { return nil }
-        seqCache.remember(id, seq: found.seq)
+        seqCache.remember(id, seq: try MessagePlace.checkedSeq(found.seq, of: id))
         return found.role
     }
 }

@@ -25,6 +25,7 @@ struct StoreReads {
                 """).firstRow(id.rawValue, map: StoredRows.conversation) ?? nil
         }
         guard let found else { throw .conversationNotFound(id) }
+        _ = try MessagePlace.checkedSeq(found.seq, of: id)
         // Only a new mapping is written: every reader writing the shared
         // cache on every read would pass its lock and lines between cores.
         if known == nil { seqCache.remember(id, seq: found.seq) }

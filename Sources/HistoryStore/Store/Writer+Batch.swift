@@ -25,9 +25,30 @@ extension Writer {
     struct PendingCounters {
         let id: ConversationID
         var version: Int64
+        /// `message_count` as stored before this batch.
+        let storedMessageCount: Int64
         var appended: Int64 = 0
         var firstAppendedID: Int64?
         var lastAppendedID: Int64?
+
+        /// Moves to the next version. Only a tampered file can hold a
+        /// conversation at `Int64.max`, which `+ 1` would trap on.
+        mutating func advanceVersion() throws(StoreError) {
+            guard version < Int64.max else {
+                throw .impossibleStoredValue("conversation '\(id.rawValue)' is at version \(version), "
+                    + "after which no change can be numbered")
+            }
+            version += 1
+        }
+
+        /// Throws unless `message_count` can count one more message (SQLite
+        /// would turn an overflowing sum into a REAL).
+        func checkRoomForAppend() throws(StoreError) {
+            guard storedMessageCount <= Int64.max - appended - 1 else {
+                throw .impossibleStoredValue("conversation '\(id.rawValue)' counts \(storedMessageCount) messages, "
+                    + "too many to count another")
+            }
+        }
     }
 
     /// Writes every request of `batch` in one transaction. A request that
@@ -134,12 +155,12 @@ extension Writer {
     /// The batch's counters of the conversation, read at its first touch.
     func counters(seq: Int64, id: ConversationID) throws(StoreError) -> PendingCounters {
         if let counters = pending[seq] { return counters }
-        let version = try sqlite { () throws(SQLiteError) in
-            try connection.cachedStatement(sql: "SELECT version FROM conversations WHERE seq = ?")
-                .firstRow(seq) { $0.int64(0) }
+        let stored = try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: "SELECT version, message_count FROM conversations WHERE seq = ?")
+                .firstRow(seq) { (version: $0.int64(0), messageCount: $0.int64(1)) }
         }
-        guard let version else { throw .storage(code: SQLITE_ERROR, message: "conversation row \(seq) vanished") }
-        return PendingCounters(id: id, version: version)
+        guard let stored else { throw .storage(code: SQLITE_ERROR, message: "conversation row \(seq) vanished") }
+        return PendingCounters(id: id, version: stored.version, storedMessageCount: stored.messageCount)
     }
 
     /// Runs `body`, a request that writes more than one row, as one unit

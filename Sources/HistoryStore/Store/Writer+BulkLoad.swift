@@ -17,10 +17,9 @@ extension Writer {
         let lastID = ids.upperBound
         let version = try connection.transaction(.immediate, mapError: StoreError.init) { () throws(StoreError) -> Int64 in
             guard let seq = try seq(of: conversation) else { throw .conversationNotFound(conversation) }
-            let before = try sqlite { () throws(SQLiteError) in
-                try connection.cachedStatement(sql: "SELECT version FROM conversations WHERE seq = ?")
-                    .firstRow(seq) { $0.int64(0) }
-            } ?? 0
+            // The batch path's counters and checks: a tampered version or
+            // message_count fails the load instead of trapping.
+            var counters = try self.counters(seq: seq, id: conversation)
             let createdAt = Timestamp.now().millisecondsSinceEpoch
             var clientIDs = Set<String>()
             for (offset, new) in messages.enumerated() {
@@ -35,7 +34,10 @@ extension Writer {
                 if let replyTo = new.replyTo, try !exists(seq: seq, id: replyTo) {
                     throw .replyTargetNotFound(messageID: replyTo)
                 }
-                let version = before + Int64(offset) + 1
+                try counters.advanceVersion()
+                try counters.checkRoomForAppend()
+                counters.appended += 1
+                let version = counters.version
                 let fingerprint = new.clientID == nil ? nil : StoredRows.clientFingerprint(sender: new.sender, body: new.body)
                 try sqlite { () throws(SQLiteError) in
                     try connection.cachedStatement(sql: """
@@ -46,7 +48,7 @@ extension Writer {
                                      new.clientID, fingerprint, version, version)
                 }
             }
-            let after = before + Int64(messages.count)
+            let after = counters.version
             try sqlite { () throws(SQLiteError) in
                 try connection.cachedStatement(sql: """
                     UPDATE conversations SET message_count = message_count + ?, oldest_id = coalesce(oldest_id, ?),

@@ -24,7 +24,9 @@ extension Writer {
         let maximum = try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: "SELECT max(id) FROM messages").firstRow { $0.optionalInt64(0) } ?? nil
         }
-        return (maximum ?? 0) + 1
+        // Clamped so a tampered file cannot make the `+ 1` trap: past the
+        // layout's end, `takeMessageIDs` refuses every append instead.
+        return min(max(maximum ?? 0, 0), MessagePlace.maximumID) + 1
     }
 
     func unusedGeneratedID() throws(StoreError) -> ConversationID {

@@ -16,7 +16,13 @@ extension Writer {
                 }
             }
             if let earlier {
-                guard earlier.fingerprint == posted else { throw .clientIDConflict(clientID: clientID) }
+                // A tombstone keeps no fingerprint of the text it erased, and
+                // answers every retry the same, whatever body it carries: a
+                // 409 for a wrong body would confirm a guess of the deleted
+                // text.
+                guard earlier.message.deleted || earlier.fingerprint == posted else {
+                    throw .clientIDConflict(clientID: clientID)
+                }
                 return .existing(earlier.message)
             }
         }
@@ -24,7 +30,8 @@ extension Writer {
             throw .replyTargetNotFound(messageID: replyTo)
         }
         var counters = try self.counters(seq: seq, id: conversation)
-        counters.version += 1
+        try counters.advanceVersion()
+        try counters.checkRoomForAppend()
         // Taken before the INSERT and never given back: if the statement
         // fails the id is simply skipped (gaps are allowed, reuse is not).
         let id = try takeMessageIDs(1).lowerBound
@@ -50,7 +57,7 @@ extension Writer {
         let (seq, current) = try existingMessage(messageID, in: conversation)
         guard !current.deleted else { throw .messageDeleted(messageID: messageID) }
         var counters = try self.counters(seq: seq, id: conversation)
-        counters.version += 1
+        try counters.advanceVersion()
         let editedAt = Timestamp.now()
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
@@ -65,15 +72,19 @@ extension Writer {
         return edited
     }
 
-    /// Tombstones the message; a tombstone is answered unchanged (no version bump).
+    /// Tombstones the message, erasing everything derived from its text: the
+    /// body and the `client_id` fingerprint (of sender and body); the
+    /// `client_id` itself stays, so a retry of the original post is still
+    /// answered with the tombstone instead of posting it again. A tombstone
+    /// is answered unchanged (no version bump).
     func delete(messageID: Int64, in conversation: ConversationID) throws(StoreError) -> Message {
         let (seq, current) = try existingMessage(messageID, in: conversation)
         guard !current.deleted else { return current }
         var counters = try self.counters(seq: seq, id: conversation)
-        counters.version += 1
+        try counters.advanceVersion()
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
-                UPDATE messages SET body = '', deleted = 1, version = ? WHERE place = ?
+                UPDATE messages SET body = '', client_fingerprint = NULL, deleted = 1, version = ? WHERE place = ?
                 """).execute(counters.version, MessagePlace.of(seq: seq, id: messageID))
         }
         pending[seq] = counters

@@ -70,6 +70,7 @@ final class Writer: @unchecked Sendable {
                 .firstRow(id.rawValue) { $0.int64(0) }
         }
         if let seq {
+            _ = try MessagePlace.checkedSeq(seq, of: id)
             // Not created by this batch (that would be in batchSeqs), so committed.
             if committedSeqs.count >= Self.seqCacheCapacity { committedSeqs.removeAll(keepingCapacity: true) }
             committedSeqs[id.rawValue] = seq
