@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import HistoryStore
 
-/// API.md "Guarantees the tests must prove", 1 and 2, under real concurrency.
+/// docs/API.md "Guarantees the tests must prove", 1 and 2, under real concurrency.
 @Suite("Guarantees")
 struct GuaranteeTests {
     @Test func walksInBothDirectionsSeeEveryMessageOnceWhileOthersPost() async throws {

@@ -4,7 +4,7 @@ import HistoryStore
 /// `GET /v1/conversations/{cid}/events?since=V&wait=S&limit=L&min_id=A&max_id=B`:
 /// the compacted change feed, long-polled when `wait` is given.
 struct EventRoutes {
-    /// `wait` is 0...60 seconds (API.md).
+    /// `wait` is 0...60 seconds (docs/API.md).
     static let maximumWait: Duration = .seconds(60)
 
     let environment: RouteEnvironment

@@ -48,7 +48,7 @@ struct MessageRoutes {
         request.respond(.ok, json: JSONWriter.page(page))
     }
 
-    /// `limit`, `before`, `after`, `around` and `window` as API.md "Pages"
+    /// `limit`, `before`, `after`, `around` and `window` as docs/API.md "Pages"
     /// defines them. Checked in this order, so the first problem named is
     /// the most basic one: each value's syntax and range (`invalid_cursor`,
     /// `invalid_limit`, `invalid_window`), then `around` beside another

@@ -17,7 +17,7 @@ import FoundationNetworking
 /// for try await event in client.events(of: "general", since: page.version) { ... }
 /// ```
 ///
-/// Related: the contract, `API.md`.
+/// Related: the contract, `docs/API.md` in the repository.
 public final class HistoryClient: Sendable {
     public let configuration: HistoryClientConfiguration
     /// Ordinary requests, bounded by `requestTimeout`.

@@ -41,7 +41,7 @@ struct StoreReads {
 
     // MARK: - Pages
 
-    /// A page as API.md "Pages" defines it; `query` was validated.
+    /// A page as docs/API.md "Pages" defines it; `query` was validated.
     func page(of id: ConversationID, _ query: PageQuery) throws(StoreError) -> Page {
         let (seq, conversation) = try self.conversation(id)
         let limit = query.limit
@@ -124,7 +124,7 @@ struct StoreReads {
 
     // MARK: - Changes
 
-    /// The compacted change feed, as API.md "Events" defines it; `query` was validated.
+    /// The compacted change feed, as docs/API.md "Events" defines it; `query` was validated.
     func changes(in id: ConversationID, _ query: ChangeQuery) throws(StoreError) -> ChangeFeed {
         let (seq, conversation) = try self.conversation(id)
         guard query.since <= conversation.version else {
