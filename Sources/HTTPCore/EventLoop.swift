@@ -6,8 +6,8 @@ import Glibc
 ///
 /// Why: with a read source per connection every request cost Dispatch's
 /// manager thread a wakeup, a hop to a worker, and a re-arm through the
-/// manager's eventfd after the handler (perf: ~39% of the server's time in
-/// the kernel). Here one source firing hands the loop every ready socket at
+/// manager's eventfd after the handler (docs/performance.md, "One read
+/// source per event loop"). Here one source firing hands the loop every ready socket at
 /// once (`epoll_wait` with timeout 0), so those costs are paid per batch.
 /// Sockets stay non-blocking and nothing on the queue ever waits, so a
 /// stalled client holds up no other.

@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// `history-load`: fills a history server with realistic conversations,
 /// loads it with virtual chat screens while checking every answer, and runs
-/// the fixed benchmark suite behind README's performance table.
+/// the fixed benchmark suite behind docs/performance.md.
 @main
 struct HistoryLoad: ParsableCommand {
     static let configuration = CommandConfiguration(

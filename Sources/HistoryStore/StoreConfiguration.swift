@@ -27,7 +27,7 @@ public struct StoreConfiguration: Sendable {
     public var walSizeLimitBytes: Int64
     /// Whether readers prefetch each mapped database page into the CPU
     /// caches whole when SQLite takes it (see `PrefetchingVFS`). On by
-    /// default: cold pages cost about 1.1x a hot one instead of 1.2x. Off
+    /// default: cold pages cost less (docs/performance.md, "Reading cold pages"). Off
     /// only to measure what it gains, or if a platform's SQLite misbehaves
     /// with a wrapped VFS.
     public var prefetchesPages: Bool

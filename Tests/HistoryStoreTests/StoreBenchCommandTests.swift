@@ -2,9 +2,9 @@ import Foundation
 import HistoryTestSupport
 import Testing
 
-/// The benchmark command end to end at toy sizes: it loads real
+/// The store's benchmark command end to end at toy sizes: it loads real
 /// conversations into a file, checks every page it times is full, and
-/// prints each figure README quotes. Its figures are not asserted (timing
+/// prints each figure docs/performance.md quotes. Its figures are not asserted (timing
 /// goals live in the release-build run, not in tests); that it runs, checks
 /// and reports is.
 @Suite("history-store-bench")

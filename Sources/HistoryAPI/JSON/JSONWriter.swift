@@ -2,8 +2,8 @@ import HistoryStore
 
 /// Writes the contract's JSON shapes as bytes.
 ///
-/// By hand, because a page is the hot path (the target is 15,000 deep pages
-/// per second on two cores): no `JSONEncoder`, no reflection, no
+/// By hand, because a page is the hot path (docs/performance.md, "The
+/// performance goals, measured"): no `JSONEncoder`, no reflection, no
 /// intermediate `String`. A page is written from the store's `MessageRows`
 /// (text copied from the rows' buffer, never a `String` per body) through a
 /// `JSONBuffer`, which checks room once per message instead of once per

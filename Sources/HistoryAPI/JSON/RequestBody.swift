@@ -5,7 +5,7 @@ import HistoryStore
 ///
 /// Each accessor throws the field's own `invalid_<field>` error, so a
 /// handler reads like the contract: "sender: a required string".
-/// Unknown fields are ignored (API.md: room for newer clients).
+/// Unknown fields are ignored (docs/API.md: room for newer clients).
 ///
 /// ```swift
 /// let body = try RequestBody(bytes)

@@ -61,7 +61,7 @@ struct MessageRoutes {
         request.respond(.ok, json: JSONWriter.page(page))
     }
 
-    /// `limit`, `before`, `after`, `around` and `window` as the contract's
+    /// `limit`, `before`, `after`, `around` and `window` as docs/API.md
     /// "Pages" defines them, under `PageQuery`'s rules. Checked in this
     /// order, so the first problem named is the most basic one: each value's
     /// syntax and range (`invalid_cursor`, `invalid_limit`, `invalid_window`),

@@ -10,7 +10,7 @@ struct RouteEnvironment: Sendable {
     let longPolls: LongPollRegistry
 
     /// The `{cid}` of the path. An id that is not a valid conversation id
-    /// names no conversation: 404 `conversation_not_found`, as for an unknown one.
+    /// names no conversation: 404 `conversation_not_found` (docs/API.md, "Validation").
     func conversationID(_ request: APIRequest, at index: Int = 0) throws(APIError) -> ConversationID {
         let segment = request.pathParameters[index]
         guard let segment, let id = ConversationID(segment) else {

@@ -25,7 +25,7 @@ import FoundationNetworking
 ///     tokenProvider: { try await account.freshHistoryToken() }))
 /// ```
 ///
-/// Related: the contract, `API.md`.
+/// Related: the contract, `docs/API.md` in the repository.
 public final class HistoryClient: Sendable {
     public let configuration: HistoryClientConfiguration
     /// Ordinary requests, bounded by `requestTimeout`.

@@ -1,4 +1,4 @@
-/// The fixed suite behind README's performance table: each row one short
+/// The fixed suite behind docs/performance.md, `history-load bench`: each row one short
 /// `run` with fixed settings, so figures from two machines or two commits
 /// compare. Every row still checks the answers; a row with a violation is
 /// marked in the table.

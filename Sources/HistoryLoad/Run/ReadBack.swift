@@ -2,7 +2,7 @@ import HTTPCore
 import Synchronization
 
 /// The end of a run that posted: every post the server acknowledged must be
-/// readable, with the `client_id` it was sent with (API.md guarantee 3, short
+/// readable, with the `client_id` it was sent with (docs/API.md guarantee 3, short
 /// of the `kill -9`, which the server's own tests do).
 enum ReadBack {
     struct Outcome {

@@ -74,7 +74,7 @@ final class PostUser: CallbackUser {
 ///
 /// Checks: event versions ascend within an answer and across answers, and a
 /// created message's id is above every id this reader knew when it asked
-/// (API.md guarantee 2 seen through the feed).
+/// (docs/API.md guarantee 2 seen through the feed).
 final class TailReader: CallbackUser {
     private var since: Int64?
     private var knownNewestID: Int64 = 0
@@ -156,7 +156,7 @@ final class TailReader: CallbackUser {
     }
 }
 
-/// Holds idle keep-alive connections open (README: the cost of idle
+/// Holds idle keep-alive connections open (docs/performance.md: the cost of idle
 /// connections): bare descriptors, never read or written, so ten thousand
 /// cost the tool next to nothing.
 final class IdleHolder {

@@ -57,13 +57,11 @@ public final class SQLiteHistoryStore: HistoryStore {
             try connection.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds)
             // Page size can only change before the first table exists, and
             // not at all in WAL mode: set it for a new file, before WAL.
-            // 8 KiB rather than 4 KiB, measured over HTTP on the same seeded
-            // data: 4 KiB pages made appends cheaper (64 posters in 64
-            // conversations 8,967-10,543/s p99 14-17 ms against 7,694-8,937/s
-            // p99 18-23 ms: each commit writes half the bytes per touched
-            // page) but deep pages dearer (server CPU per page +5% to +12%,
-            // p99 4.9-5.5 ms against 4.1-4.6 ms: a page of 50 messages spans
-            // more leaves); reading pages is what this store is for.
+            // 8 KiB rather than 4 KiB: 4 KiB pages made appends cheaper (each
+            // commit writes half the bytes per touched page) but deep pages
+            // dearer (a page of 50 messages spans more leaves), and reading
+            // pages is what this store is for (docs/performance.md, "Page
+            // size: 8 KiB").
             if try connection.scalarInt64(sql: "PRAGMA page_count") == 0 {
                 try connection.execute(sql: "PRAGMA page_size = 8192")
             }
@@ -114,11 +112,9 @@ public final class SQLiteHistoryStore: HistoryStore {
             // the OS cache but not in this connection's small page cache costs
             // a page-table lookup instead of a pread and an 8 KiB copy, so a
             // deep page costs close to what the (always cached) newest page
-            // costs (guarantee 4; measured with history-store-bench on 1M
-            // messages: deep pages 1.36x the newest without the map, about
-            // 1.2x with it, the rest being CPU cache misses on a cold leaf,
-            // which `PrefetchingVFS` overlaps; 2 MiB pages for the map
-            // changed nothing, so not the TLB). The map is address space,
+            // costs (guarantee 4; what is left is CPU cache misses on a cold
+            // leaf, which `PrefetchingVFS` overlaps, not the TLB:
+            // docs/performance.md, "Readers through a memory map"). The map is address space,
             // not memory; pages in the WAL are still read normally. SQLite
             // caps it at its compile-time maximum (2 GiB on Debian's build).
             try reader.execute(sql: "PRAGMA mmap_size = \(readerMemoryMapBytes)")
