@@ -1,5 +1,7 @@
+import HistoryTestSupport
 import Foundation
 import HTTPCore
+import HistoryClient
 import Testing
 
 /// docs/API.md, limits: deleting a message erases everything derived from
@@ -9,12 +11,12 @@ import Testing
 @Suite("API: retries of a deleted message")
 struct DeletedMessageRetryAPITests {
     @Test func rightAndWrongBodiesBothGetTheTombstone() throws {
-        try withRunningServer { client in
+        try withRunningServer(client: { client in
             _ = try client.createConversation("c")
             let original = #"{"sender":"ana","body":"the secret is 42","client_id":"k-1"}"#
             let posted = try client.post("/v1/conversations/c/messages", original)
             #expect(posted.status == 201)
-            let id = try #require(try posted.object()["id"] as? Int)
+            let id = try posted.decode(HistoryMessage.self).id
             // Before the delete a wrong body is still told apart.
             expectError(try client.post("/v1/conversations/c/messages", #"{"sender":"ana","body":"the secret is 41","client_id":"k-1"}"#),
                         409, "client_id_conflict")
@@ -24,12 +26,12 @@ struct DeletedMessageRetryAPITests {
                           #"{"sender":"eve","body":"anything","client_id":"k-1"}"#] {
                 let retry = try client.post("/v1/conversations/c/messages", guess)
                 #expect(retry.status == 200, "\(guess)")
-                let tombstone = try retry.object()
-                #expect(tombstone["id"] as? Int == id)
-                #expect(tombstone["deleted"] as? Bool == true)
-                #expect(tombstone["body"] as? String == "")
+                let tombstone = try retry.decode(HistoryMessage.self)
+                #expect(tombstone.id == id)
+                #expect(tombstone.deleted)
+                #expect(tombstone.body == "")
             }
             #expect(try client.get("/v1/conversations/c/messages").messageIDs() == [id])
-        }
+        })
     }
 }

@@ -1,3 +1,4 @@
+import HistoryTestSupport
 import Foundation
 import Testing
 @testable import HistoryStore
@@ -66,7 +67,8 @@ struct DeletedTextOracleTests {
     /// Tombstones written before the store cleared fingerprints lose theirs
     /// when the file is migrated; live messages keep theirs.
     @Test func migratingForgetsTheFingerprintsOfOlderTombstones() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let migrations = try Migration.bundled()
             let forgetting = try #require(migrations.firstIndex { $0.name == "tombstones_forget_fingerprints" })
             let connection = try Connection(path: path)

@@ -1,3 +1,4 @@
+import HistoryTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -68,7 +69,8 @@ struct FileModeTests {
     }
 
     @Test func privateFilesAreOpenedWithoutAWarning() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             try SQLiteHistoryStore(configuration: StoreConfiguration(path: path)).close()
             let warnings = Locked<[String]>([])
             let store = try SQLiteHistoryStore(configuration: StoreConfiguration(
@@ -80,7 +82,8 @@ struct FileModeTests {
 
     /// A folder that cannot be created is a clear error, not a crash.
     @Test func aFolderThatCannotBeCreatedIsAClearError() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             try Data("a file".utf8).write(to: URL(fileURLWithPath: path))
             do {
                 _ = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path + "/inner/history.sqlite"))

@@ -1,3 +1,4 @@
+import HistoryTestSupport
 import CSQLite
 import Foundation
 import Testing
@@ -48,7 +49,8 @@ struct HostileFileTests {
     /// Even a trigger the schema check did not see would never fire: the
     /// connections run none from the file.
     @Test func aTriggerInTheFileNeverFiresOnAStoreConnection() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let setup = try Connection(path: path)
             try setup.execute(sql: """
                 CREATE TABLE t (x INTEGER);
@@ -93,7 +95,8 @@ struct HostileFileTests {
     @Test(arguments: additions.indices)
     func aTamperedSchemaIsRefusedAtOpen(_ index: Int) async throws {
         let (sql, named) = Self.additions[index]
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
             try await store.make("c")
             try await store.post(2, to: "c")
@@ -113,7 +116,8 @@ struct HostileFileTests {
     /// The refusal quotes names from the file, which must not carry their
     /// control characters or overrides to the operator's terminal.
     @Test func namesFromTheFileAreQuotedInPrintableASCII() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal)).close()
             let hostileName = "\u{1B}[2J\n\u{202E}\\x41" + String(repeating: "z", count: 500)
             try tamper(path, "CREATE VIEW \"\(hostileName)\" AS SELECT 1")
@@ -132,7 +136,8 @@ struct HostileFileTests {
     /// A file that records only the first migrations is checked against
     /// what those create, then migrated.
     @Test func anOlderUntamperedFileIsAcceptedAndMigrated() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let first = Array(try Migration.bundled().prefix(2))
             let connection = try Connection(path: path)
             _ = try Migrator(migrations: first).migrate(connection)
@@ -147,7 +152,8 @@ struct HostileFileTests {
     // MARK: - Stored values that would overflow
 
     @Test func aVersionAtInt64MaxFailsEachWriteClearly() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
             try await store.make("c")
             try await store.make("other")
@@ -178,7 +184,8 @@ struct HostileFileTests {
     }
 
     @Test func aMessageCountAtInt64MaxFailsTheAppendClearly() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
             try await store.make("c")
             store.close()
@@ -199,7 +206,8 @@ struct HostileFileTests {
     /// reach into another conversation, and ones below it.
     @Test(arguments: [Int64.max, MessagePlace.maximumSeq + 1, 0, -1, Int64.min])
     func aConversationKeyOutsideTheLayoutFailsReadsAndWritesClearly(_ seq: Int64) async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
             try await store.make("c")
             try await store.putMember(UserID("ana")!, role: .owner, in: cid("c"))
@@ -234,7 +242,8 @@ struct HostileFileTests {
 
     /// Timestamps at the ends of Int64 still format as 24 characters.
     @Test func extremeStoredTimesFormatWithoutTrapping() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
             try await store.make("c")
             try await store.post(2, to: "c")
