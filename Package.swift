@@ -76,10 +76,16 @@ let package = Package(
         ),
 
         // MARK: - Tools
+        // The two small helpers the tools and the tests share: a seeded
+        // generator and a lock around a value.
+        .target(
+            name: "ToolSupport",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "HistoryStoreBench",
             dependencies: [
-                "HistoryStore",
+                "HistoryStore", "ToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
@@ -87,7 +93,7 @@ let package = Package(
         .executableTarget(
             name: "HistoryLoad",
             dependencies: [
-                "HistoryStore", "HistoryClient", "HTTPCore",
+                "HistoryStore", "HistoryClient", "HTTPCore", "ToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -100,7 +106,7 @@ let package = Package(
         // server binary as a process, temporary stores, raw requests.
         .target(
             name: "HistoryTestSupport",
-            dependencies: ["HistoryAPI", "HistoryClient", "HistoryStore", "HTTPCore"],
+            dependencies: ["HistoryAPI", "HistoryClient", "HistoryStore", "HTTPCore", "ToolSupport"],
             path: "Tests/HistoryTestSupport",
             swiftSettings: strictSettings
         ),

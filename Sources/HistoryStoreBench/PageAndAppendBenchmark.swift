@@ -1,3 +1,4 @@
+import ToolSupport
 import ArgumentParser
 import Foundation
 import HistoryStore

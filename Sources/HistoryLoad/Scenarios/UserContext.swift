@@ -1,5 +1,6 @@
 import HTTPCore
 import Synchronization
+import ToolSupport
 
 /// Everything a virtual user needs, owned by the thread that drives the user (an event loop or its own).
 final class UserContext {

@@ -1,6 +1,7 @@
 import Dispatch
 import HistoryStore
 import Synchronization
+import ToolSupport
 
 /// Loads a database file through the store's bulk loader, bypassing HTTP and
 /// group commit: millions of messages in seconds, the same shape (sizes,

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import Synchronization
+import ToolSupport
 
 /// Fills a server over HTTP: creates the conversations, then appends their
 /// messages from several keep-alive connections in parallel, pipelining a
