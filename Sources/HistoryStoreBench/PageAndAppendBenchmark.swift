@@ -1,7 +1,7 @@
-import ToolSupport
 import ArgumentParser
 import Foundation
 import HistoryStore
+import ToolSupport
 
 /// The store's benchmark: flat page cost and group commit, on a real file
 /// (docs/performance.md, "The store alone").
