@@ -45,8 +45,11 @@ let package = Package(
         ),
 
         // MARK: - HTTP
+        // epoll and timerfd, which Glibc's Swift module does not export.
+        .target(name: "CSystem"),
         .target(
             name: "HTTPCore",
+            dependencies: ["CSystem"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -78,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "HistoryLoad",
             dependencies: [
-                "HistoryStore", "HistoryClient", "HTTPCore",
+                "HistoryStore", "HistoryClient", "HTTPCore", "CSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

@@ -1,66 +1,45 @@
+import CSystem
 import Glibc
 
-/// The three epoll calls, with C linkage found by `dlsym`: Glibc's Swift
-/// module does not export <sys/epoll.h>, and the package may not add a C
-/// target, so the functions are looked up once and called through
-/// `@convention(c)` pointers (the real C calling convention, unlike
-/// `@_silgen_name`).
+/// The three epoll calls, through the `CSystem` C module so the C compiler,
+/// not Swift, knows the layout of `struct epoll_event`.
 ///
-/// Events are read and written as bytes where `struct epoll_event` keeps
-/// them: the kernel headers pack it on x86_64 (12 bytes, data at offset 4)
-/// and leave it natural elsewhere (16 bytes, data at 8).
+/// Errors that only a bug of ours can cause (a closed or wrong descriptor, a
+/// bad pointer or argument) stop the process with a message, as SwiftNIO
+/// does: closing the connection quietly would hide the bug.
 ///
 /// Public because the server's event loops and history-load's client loops
 /// both drive epoll, and these bindings are the one place that knows how.
 public enum Epoll {
-    public static let readable: UInt32 = 0x001     // EPOLLIN
-    public static let writable: UInt32 = 0x004     // EPOLLOUT
-    public static let error: UInt32 = 0x008        // EPOLLERR
-    public static let hangUp: UInt32 = 0x010       // EPOLLHUP
+    public static let readable: UInt32 = csystem_epoll_in
+    public static let writable: UInt32 = csystem_epoll_out
+    public static let error: UInt32 = csystem_epoll_err
+    public static let hangUp: UInt32 = csystem_epoll_hup
+
+    /// One ready event: its flags and the token it was registered with.
+    public typealias Event = csystem_epoll_event
 
     /// The `op` of epoll_ctl.
-    public enum Operation: Int32, Sendable {
-        case add = 1        // EPOLL_CTL_ADD
-        case delete = 2     // EPOLL_CTL_DEL
-        case modify = 3     // EPOLL_CTL_MOD
+    public enum Operation: Sendable {
+        case add
+        case delete
+        case modify
+
+        var code: Int32 {
+            switch self {
+            case .add: csystem_epoll_ctl_add
+            case .delete: csystem_epoll_ctl_del
+            case .modify: csystem_epoll_ctl_mod
+            }
+        }
     }
 
-    private static let closeOnExec: Int32 = 0o2000000
-
-    #if arch(x86_64)
-    public static let eventStride = 12
-    static let dataOffset = 4
-    #else
-    public static let eventStride = 16
-    static let dataOffset = 8
-    #endif
-
-    private typealias Create = @convention(c) (Int32) -> Int32
-    private typealias Control = @convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
-    private typealias Wait = @convention(c) (Int32, UnsafeMutableRawPointer?, Int32, Int32) -> Int32
-
-    /// The use of `@unchecked Sendable` is safe for this type because: it
-    /// holds only immutable C function pointers, set before it is published.
-    private struct Functions: @unchecked Sendable {
-        let create: Create
-        let control: Control
-        let wait: Wait
-    }
-
-    private static let functions: Functions? = {
-        guard let handle = dlopen(nil, RTLD_NOW),
-              let create = dlsym(handle, "epoll_create1"),
-              let control = dlsym(handle, "epoll_ctl"),
-              let wait = dlsym(handle, "epoll_wait") else { return nil }
-        return Functions(create: unsafeBitCast(create, to: Create.self),
-                         control: unsafeBitCast(control, to: Control.self),
-                         wait: unsafeBitCast(wait, to: Wait.self))
-    }()
+    /// Bytes per event in the buffers `wait` fills.
+    public static let eventStride = MemoryLayout<Event>.stride
 
     /// A new close-on-exec epoll descriptor.
     public static func create() throws(SocketError) -> Int32 {
-        guard let functions else { throw SocketError(errno: ENOSYS, function: "epoll_create1") }
-        let fd = functions.create(closeOnExec)
+        let fd = csystem_epoll_create()
         if fd < 0 { throw SocketError(errno: Glibc.errno, function: "epoll_create1") }
         return fd
     }
@@ -73,17 +52,19 @@ public enum Epoll {
     }
 
     /// epoll_ctl: adds, modifies or deletes `fd` with interest `events` and
-    /// `token` as the event's data.
+    /// `token` as the event's data. Throws what the peer or the system can
+    /// cause (ENOMEM, ENOSPC, and ENOENT/EEXIST for a registration out of
+    /// step); stops on EBADF, EFAULT and EINVAL, which only a bug can cause.
     public static func control(_ epoll: Int32, _ operation: Operation, fd: Int32, events: UInt32,
                                token: UInt64) throws(SocketError) {
-        guard let functions else { throw SocketError(errno: ENOSYS, function: "epoll_ctl") }
-        var storage: (UInt64, UInt64) = (0, 0)
-        let result = withUnsafeMutableBytes(of: &storage) { event -> Int32 in
-            event.storeBytes(of: events, toByteOffset: 0, as: UInt32.self)
-            event.storeBytes(of: token, toByteOffset: dataOffset, as: UInt64.self)
-            return functions.control(epoll, operation.rawValue, fd, event.baseAddress)
+        guard csystem_epoll_ctl(epoll, operation.code, fd, events, token) < 0 else { return }
+        let code = Glibc.errno
+        switch code {
+        case EBADF, EFAULT, EINVAL:
+            preconditionFailure("epoll_ctl(\(epoll), \(operation), fd \(fd)): \(String(cString: strerror(code)))")
+        default:
+            throw SocketError(errno: code, function: "epoll_ctl")
         }
-        if result < 0 { throw SocketError(errno: Glibc.errno, function: "epoll_ctl") }
     }
 
     /// Ready events without waiting, into `buffer` (`eventStride` bytes
@@ -93,17 +74,21 @@ public enum Epoll {
     }
 
     /// Waits up to `timeoutMilliseconds` (-1: forever) for events, into
-    /// `buffer` (`eventStride` bytes each); the count, 0 when interrupted.
+    /// `buffer` (`eventStride` bytes each, at most 1024 taken); the count, 0
+    /// when interrupted. Stops on errors only a bug can cause.
     public static func wait(_ epoll: Int32, into buffer: UnsafeMutableRawBufferPointer, timeoutMilliseconds: Int32) -> Int {
-        guard let functions else { return 0 }
-        let count = functions.wait(epoll, buffer.baseAddress, Int32(buffer.count / eventStride), timeoutMilliseconds)
-        return max(0, Int(count))
+        let capacity = buffer.count / eventStride
+        let events = buffer.bindMemory(to: Event.self)
+        let count = csystem_epoll_wait(epoll, events.baseAddress, Int32(capacity), timeoutMilliseconds)
+        if count >= 0 { return Int(count) }
+        let code = Glibc.errno
+        precondition(code == EINTR, "epoll_wait(\(epoll)): \(String(cString: strerror(code)))")
+        return 0
     }
 
     /// The `index`th event of a buffer `wait` filled.
     public static func event(at index: Int, in buffer: UnsafeMutableRawBufferPointer) -> (events: UInt32, token: UInt64) {
-        let base = index * eventStride
-        return (buffer.loadUnaligned(fromByteOffset: base, as: UInt32.self),
-                buffer.loadUnaligned(fromByteOffset: base + dataOffset, as: UInt64.self))
+        let event = buffer.load(fromByteOffset: index * eventStride, as: Event.self)
+        return (event.events, event.token)
     }
 }
