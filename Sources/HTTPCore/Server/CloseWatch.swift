@@ -51,15 +51,3 @@ final class CloseWatch: Sendable {
             return handlers
         }
     }
-}
-
-/// What a handler sees of its connection.
-struct ConnectionContext: RequestContext {
-    let remoteAddress: String
-    let watch: CloseWatch
-    let generation: Int
-
-    func onClose(_ handler: @escaping @Sendable () -> Void) {
-        watch.add(handler, generation: generation)
-    }
-}

@@ -1,0 +1,11 @@
+
+/// What a handler sees of its connection.
+struct ConnectionContext: RequestContext {
+    let remoteAddress: String
+    let watch: CloseWatch
+    let generation: Int
+
+    func onClose(_ handler: @escaping @Sendable () -> Void) {
+        watch.add(handler, generation: generation)
+    }
+}
