@@ -13,3 +13,4 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let options = HTTPMethod(rawValue: "OPTIONS")
 
     public var description: String { rawValue }
+}

@@ -1,4 +1,3 @@
-
 /// `HTTP/1.0` or `HTTP/1.1`; the parser refuses every other version.
 public struct HTTPVersion: Hashable, Sendable, CustomStringConvertible {
     public var major: Int

@@ -51,3 +51,4 @@ final class CloseWatch: Sendable {
             return handlers
         }
     }
+}

@@ -1,4 +1,3 @@
-
 /// What a handler sees of its connection.
 struct ConnectionContext: RequestContext {
     let remoteAddress: String
