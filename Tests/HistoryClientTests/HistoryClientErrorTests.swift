@@ -14,8 +14,8 @@ struct HistoryClientErrorTests {
         let response: HTTPResponse
 
         func handle(_ request: HTTPRequest, context: any RequestContext,
-                    respond: @escaping @Sendable (HTTPResponse) -> Void) {
-            respond(response)
+                    respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult {
+            .response(response)
         }
     }
 

@@ -30,8 +30,10 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
     }
 
     public func handle(_ request: HTTPRequest, context: any RequestContext,
-                       respond: @escaping @Sendable (HTTPResponse) -> Void) {
-        router.handle(request, context: context, respond: respond)
+                       respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult {
+        let slot = AnswerSlot(respond: respond)
+        router.handle(request, context: context, respond: slot.send)
+        return slot.handlerReturned()
     }
 
     public func exchangeCompleted(_ exchange: HTTPExchange) {
