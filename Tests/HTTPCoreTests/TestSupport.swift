@@ -48,6 +48,14 @@ final class TestResponder: HTTPResponder {
     }
 }
 
+extension TestResponder {
+    /// Names the failure, so a test sees which one the server asked to
+    /// render; the contract's error body is the API layer's to write.
+    func errorResponse(for failure: HTTPFailure) -> HTTPResponse {
+        HTTPResponse(status: failure.status, headers: ["Content-Type": "text/plain"], body: Array("\(failure)".utf8))
+    }
+}
+
 /// Records what the server reports.
 final class RecordingObserver: HTTPServerObserver {
     let exchanges = Mutex<[HTTPExchange]>([])

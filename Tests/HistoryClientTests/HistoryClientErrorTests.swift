@@ -17,6 +17,10 @@ struct HistoryClientErrorTests {
                     respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult {
             .response(response)
         }
+
+        func errorResponse(for failure: HTTPFailure) -> HTTPResponse {
+            APIError(failure).response(route: nil)
+        }
     }
 
     private func withFixedServer(_ response: HTTPResponse, _ body: (HistoryClient) async throws -> Void)

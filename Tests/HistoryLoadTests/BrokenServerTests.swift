@@ -24,8 +24,12 @@ struct BrokenPagesResponder: HTTPResponder {
         } else if path == "/v1/conversations/load-0000/messages" {
             return .response(page(query: String(request.query ?? "")))
         } else {
-            return .response(.error(.notFound, code: "conversation_not_found", message: "no such conversation"))
+            return .response(.json(.notFound, Array(#"{"error":{"code":"conversation_not_found","message":"no such conversation"}}"#.utf8)))
         }
+    }
+
+    func errorResponse(for failure: HTTPFailure) -> HTTPResponse {
+        HTTPResponse(status: failure.status, body: Array("\(failure)".utf8))
     }
 
     private func page(query: String) -> HTTPResponse {
@@ -97,6 +101,8 @@ struct BrokenServerTests {
                     return inner.handle(request, context: context, respond: respond)
                 }
             }
+
+            func errorResponse(for failure: HTTPFailure) -> HTTPResponse { inner.errorResponse(for: failure) }
         }
         let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0), responder: Correct())
         try server.start()

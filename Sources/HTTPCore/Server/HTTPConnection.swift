@@ -349,7 +349,7 @@ final class HTTPConnection: @unchecked Sendable {
         let line = failure.line ?? parser.bufferedRequestLine.map {
             ConnectionStateMachine.RequestLine(method: $0.method, target: $0.target)
         }
-        enqueue(failure.error.response, omitBody: false, connection: .close,
+        enqueue(responder.errorResponse(for: .malformedRequest(failure.error)), omitBody: false, connection: .close,
                 method: line?.method ?? "", target: line?.target ?? "", started: failure.started, now: now)
         flush(now: now)
     }

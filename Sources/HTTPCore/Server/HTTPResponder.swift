@@ -19,6 +19,11 @@ public enum HTTPResponderResult: Sendable {
 public protocol HTTPResponder: Sendable {
     func handle(_ request: HTTPRequest, context: any RequestContext,
                 respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult
+
+    /// The answer to a failure the HTTP layer meets before any route (a
+    /// malformed request, a refused connection). Called on a server thread;
+    /// must return at once.
+    func errorResponse(for failure: HTTPFailure) -> HTTPResponse
 }
 
 /// What a handler may learn about, or ask of, the connection a request came on.

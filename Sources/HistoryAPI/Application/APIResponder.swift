@@ -36,6 +36,10 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         return slot.handlerReturned()
     }
 
+    public func errorResponse(for failure: HTTPFailure) -> HTTPResponse {
+        APIError(failure).response(route: nil)
+    }
+
     public func exchangeCompleted(_ exchange: HTTPExchange) {
         metrics.record(exchange)
         accessLog?.record(exchange)

@@ -160,7 +160,7 @@ struct ByteCursor {
     }
 
     /// A JSON string literal of the UTF-8 bytes (at most `stringBound`),
-    /// escaped exactly as `HTTPCore.appendJSONString` escapes (quote,
+    /// escaped exactly as `appendJSONString` escapes (quote,
     /// backslash, control characters), copying each run of plain bytes at
     /// once: message bodies are most of a page's bytes.
     mutating func writeString(_ utf8: UnsafeBufferPointer<UInt8>) {
