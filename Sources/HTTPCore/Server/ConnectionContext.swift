@@ -2,9 +2,9 @@
 struct ConnectionContext: RequestContext {
     let remoteAddress: String
     let watch: CloseWatch
-    let generation: Int
+    let requestNumber: Int
 
     func onClose(_ handler: @escaping @Sendable () -> Void) {
-        watch.add(handler, generation: generation)
+        watch.add(handler, requestNumber: requestNumber)
     }
 }

@@ -187,7 +187,7 @@ final class HTTPConnection: @unchecked Sendable {
         let number = machine.requestReceived(line, isHead: request.method == .head, version: request.version,
                                              keepAlive: head.keepAlive, now: now).number
         closeWatch.beginRequest(number)
-        let context = ConnectionContext(remoteAddress: remoteAddress, watch: closeWatch, generation: number)
+        let context = ConnectionContext(remoteAddress: remoteAddress, watch: closeWatch, requestNumber: number)
         let result = responder.handle(request, context: context) { [self] response in
             queue.async { [self] in
                 let now = Self.now()
