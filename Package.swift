@@ -48,8 +48,11 @@ let package = Package(
         ),
 
         // MARK: - HTTP
+        // epoll and timerfd, which Glibc's Swift module does not export.
+        .target(name: "CSystem"),
         .target(
             name: "HTTPCore",
+            dependencies: ["CSystem"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -93,7 +96,7 @@ let package = Package(
         .executableTarget(
             name: "HistoryLoad",
             dependencies: [
-                "HistoryStore", "HistoryClient", "HTTPCore", "ToolSupport",
+                "HistoryStore", "HistoryClient", "HTTPCore", "CSystem", "ToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -12,19 +12,7 @@ import HistoryAPI
 func writeLine(_ text: String, to fileDescriptor: Int32) {
     var bytes = Array(text.utf8)
     bytes.append(UInt8(ascii: "\n"))
-    bytes.withUnsafeBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            if written > 0 {
-                offset += written
-            } else if written < 0 && errno == EINTR {
-                continue
-            } else {
-                return
-            }
-        }
-    }
+    bytes.withUnsafeBytes { buffer in try? writeAll(buffer, to: fileDescriptor) }
 }
 
 // A client that goes away mid-response must cost an EPIPE, not the process.

@@ -189,7 +189,7 @@ struct LoopbackTests {
             try client.sendRaw("POST /echo HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 101\r\n\r\n")
             let response = try client.receive()
             #expect(response.status == 413)
-            #expect(response.bodyText.contains(#""code":"payload_too_large""#))
+            #expect(response.bodyText == "\(HTTPFailure.malformedRequest(.bodyTooLarge))")
         }
     }
 

@@ -17,33 +17,43 @@ final class TestResponder: HTTPResponder {
     let handled = Mutex(0)
 
     func handle(_ request: HTTPRequest, context: any RequestContext,
-                respond: @escaping @Sendable (HTTPResponse) -> Void) {
+                respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult {
         handled.withLock { $0 += 1 }
         switch request.path {
         case "/echo":
-            respond(HTTPResponse(status: .ok, headers: ["X-Method": request.method.rawValue, "X-Target": request.target],
+            return .response(HTTPResponse(status: .ok, headers: ["X-Method": request.method.rawValue, "X-Target": request.target],
                                  body: request.body, route: "echo"))
         case "/slow":
             let milliseconds = Int(request.query?.split(separator: "=").last ?? "100") ?? 100
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
                 respond(HTTPResponse(status: .ok, body: Array("slow \(milliseconds)".utf8), route: "slow"))
             }
+            return .later
         case "/busy":
             let milliseconds = Int(request.query?.split(separator: "=").last ?? "5") ?? 5
             Thread.sleep(forTimeInterval: Double(milliseconds) / 1000)
-            respond(HTTPResponse(status: .ok, body: Array("busy \(milliseconds)".utf8), route: "busy"))
+            return .response(HTTPResponse(status: .ok, body: Array("busy \(milliseconds)".utf8), route: "busy"))
         case "/big":
             let count = Int(request.query?.split(separator: "=").last ?? "0") ?? 0
-            respond(HTTPResponse(status: .ok, body: [UInt8](repeating: UInt8(ascii: "x"), count: count), route: "big"))
+            return .response(HTTPResponse(status: .ok, body: [UInt8](repeating: UInt8(ascii: "x"), count: count), route: "big"))
         case "/hold":
             // Like a long-poll: it answers when told that its client left.
             context.onClose { [self] in
                 closeHandlersRun.withLock { $0 += 1 }
                 respond(HTTPResponse(status: .ok, body: Array("released".utf8), route: "hold"))
             }
+            return .later
         default:
-            respond(HTTPResponse(status: .ok, body: Array("\(request.method) \(request.target)".utf8), route: "default"))
+            return .response(HTTPResponse(status: .ok, body: Array("\(request.method) \(request.target)".utf8), route: "default"))
         }
+    }
+}
+
+extension TestResponder {
+    /// Names the failure, so a test sees which one the server asked to
+    /// render; the contract's error body is the API layer's to write.
+    func errorResponse(for failure: HTTPFailure) -> HTTPResponse {
+        HTTPResponse(status: failure.status, headers: ["Content-Type": "text/plain"], body: Array("\(failure)".utf8))
     }
 }
 

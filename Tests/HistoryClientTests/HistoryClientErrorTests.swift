@@ -15,8 +15,12 @@ struct HistoryClientErrorTests {
         let response: HTTPResponse
 
         func handle(_ request: HTTPRequest, context: any RequestContext,
-                    respond: @escaping @Sendable (HTTPResponse) -> Void) {
-            respond(response)
+                    respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult {
+            .response(response)
+        }
+
+        func errorResponse(for failure: HTTPFailure) -> HTTPResponse {
+            APIError(failure).response(route: nil)
         }
     }
 

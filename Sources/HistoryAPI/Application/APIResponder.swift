@@ -49,7 +49,19 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
     }
 
     public func handle(_ request: HTTPRequest, context: any RequestContext,
-                       respond: @escaping @Sendable (HTTPResponse) -> Void) {
+                       respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult {
+        let slot = AnswerSlot(respond: respond)
+        dispatch(request, context: context, respond: slot.send)
+        return slot.handlerReturned()
+    }
+
+    public func errorResponse(for failure: HTTPFailure) -> HTTPResponse {
+        APIError(failure).response(route: nil)
+    }
+
+    /// Host, CORS and the token first, each answering on its own; then the router.
+    private func dispatch(_ request: HTTPRequest, context: any RequestContext,
+                          respond: @escaping @Sendable (HTTPResponse) -> Void) {
         if let error = browser.hostError(request) {
             respond(error.response(route: router.label(for: request)))
             return

@@ -136,7 +136,7 @@ public enum JSONWriter {
     /// Decimal digits without `String(describing:)`; `Int64.min` included.
     public static func appendInteger(_ value: Int64, to bytes: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: ByteCursor.integerBound) { digits in
-            var cursor = ByteCursor(digits.baseAddress!)
+            var cursor = ByteCursor(digits.baseAddress!, room: ByteCursor.integerBound)
             cursor.writeInteger(value)
             bytes.append(contentsOf: UnsafeBufferPointer(start: digits.baseAddress, count: cursor.position - digits.baseAddress!))
         }

@@ -97,19 +97,7 @@ public final class AccessLog: Sendable {
 
     /// Runs on `writeQueue`; retries short writes and EINTR, gives up on other errors.
     private func write(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Foundation.write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    break
-                }
-            }
-        }
+        bytes.withUnsafeBytes { buffer in try? writeAll(buffer, to: fileDescriptor) }
         state.withLock { $0.backlog -= bytes.count }
     }
 

@@ -1,6 +1,5 @@
 import Dispatch
 import Glibc
-import Synchronization
 
 /// One client connection of the server: it reads bytes into the parser,
 /// hands one request at a time to the responder, writes the answers in
@@ -15,17 +14,8 @@ import Synchronization
 /// mutable stored property is read and written only on `queue`, the loop's
 /// queue (the loop and the timer deliver their events there, `respond` from
 /// another thread hops there with `queue.async`, server calls enter through
-/// `queue.async`); the one exception, the same-thread check in `respond`,
-/// uses an `Atomic`; and `closeWatch` is a `Mutex`-guarded Sendable class.
+/// `queue.async`); and `closeWatch` is a `Mutex`-guarded Sendable class.
 final class HTTPConnection: @unchecked Sendable {
-    private struct InFlight {
-        var method: String
-        var target: String
-        var isHead: Bool
-        var version: HTTPVersion
-        var started: UInt64
-    }
-
     private struct PendingExchange {
         var end: Int
         var exchange: HTTPExchange
@@ -57,19 +47,6 @@ final class HTTPConnection: @unchecked Sendable {
     private var timer: (any DispatchSourceTimer)?
     private var timerScheduledAt: UInt64?
     private var isClosed = false
-
-    private var inFlight: InFlight?
-    /// When the request now being read began (its first byte, or when the
-    /// previous answer freed the connection for a pipelined one).
-    private var requestStarted: UInt64?
-    /// Method and target of a request whose head is in but whose body is not,
-    /// for the exchange logged if the body then fails.
-    private var headInProgress: (method: String, target: String)?
-    private var generation = 0
-    /// A turn of the queue is booked to take up buffered pipelined requests.
-    private var resumeScheduled = false
-    private let handlerThread = Atomic<UInt>(0)
-    private var synchronousResponse: HTTPResponse?
     private let closeWatch = CloseWatch()
 
     init(id: Int, socket: Socket, remoteAddress: String, loop: EventLoop, limits: HTTPLimits,
@@ -129,7 +106,7 @@ final class HTTPConnection: @unchecked Sendable {
                         endOfInput = true
                         break
                     }
-                    if machine.phase != .lingering {
+                    if machine.parsesInput {
                         parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                     }
                     if count < buffer.count || !machine.shouldRead(bufferedInput: parser.bufferedByteCount) { break }
@@ -158,12 +135,12 @@ final class HTTPConnection: @unchecked Sendable {
     /// one, then writes what was queued.
     private func processInput(now: UInt64) {
         while !isClosed && machine.canTakeRequest {
-            if requestStarted == nil && parser.bufferedByteCount > 0 { requestStarted = now }
+            if parser.bufferedByteCount > 0 { machine.requestBytesBuffered(now: now) }
             let progress: RequestParser.Progress
             do {
                 progress = try parser.next()
             } catch {
-                execute(machine.parseFailed(error), now: now)
+                execute(machine.parseFailed(error, now: now), now: now)
                 break
             }
             switch progress {
@@ -175,8 +152,9 @@ final class HTTPConnection: @unchecked Sendable {
                 return
             case .headComplete(let head):
                 machine.partialRequestBuffered(now: now)
-                headInProgress = (head.request.method.rawValue, head.request.target)
-                execute(machine.headReceived(now: now, expectsContinue: head.expectsContinue), now: now)
+                let line = ConnectionStateMachine.RequestLine(method: head.request.method.rawValue,
+                                                              target: head.request.target)
+                execute(machine.headReceived(line, now: now, expectsContinue: head.expectsContinue), now: now)
             case .complete(let head):
                 dispatch(head, now: now)
             }
@@ -191,63 +169,52 @@ final class HTTPConnection: @unchecked Sendable {
     /// never arrive; so they are taken up again, in a later turn of the
     /// loop's queue, letting the loop's other connections go first.
     private func resumeAfterOutputDrained() {
-        guard !isClosed, !resumeScheduled, machine.canTakeRequest, parser.bufferedByteCount > 0 else { return }
-        resumeScheduled = true
+        guard !isClosed, machine.resumeNeeded(bufferedInput: parser.bufferedByteCount) else { return }
         queue.async { [self] in
-            resumeScheduled = false
+            machine.resumeStarted()
             guard !isClosed else { return }
             processInput(now: Self.now())
             updateInterest()
         }
     }
 
+    /// Hands a whole request to the responder. An answer it has at once is
+    /// written in this same turn; a later one comes back through `respond`,
+    /// from any thread, and hops to the queue.
     private func dispatch(_ head: RequestHead, now: UInt64) {
-        generation += 1
-        let generation = self.generation
         let request = head.request
-        inFlight = InFlight(method: request.method.rawValue, target: request.target, isHead: request.method == .head,
-                            version: request.version, started: requestStarted ?? now)
-        requestStarted = nil
-        headInProgress = nil
-        machine.requestReceived(keepAlive: head.keepAlive)
-        closeWatch.beginRequest(generation)
-        let context = ConnectionContext(remoteAddress: remoteAddress, watch: closeWatch, generation: generation)
-        handlerThread.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed)
-        responder.handle(request, context: context) { [self] response in
-            respond(generation, response)
+        let line = ConnectionStateMachine.RequestLine(method: request.method.rawValue, target: request.target)
+        let number = machine.requestReceived(line, isHead: request.method == .head, version: request.version,
+                                             keepAlive: head.keepAlive, now: now).number
+        closeWatch.beginRequest(number)
+        let context = ConnectionContext(remoteAddress: remoteAddress, watch: closeWatch, requestNumber: number)
+        let result = responder.handle(request, context: context) { [self] response in
+            queue.async { [self] in
+                let now = Self.now()
+                answer(number, response, now: now)
+                processInput(now: now)
+                updateInterest()
+            }
         }
-        handlerThread.store(0, ordering: .relaxed)
-        if let response = synchronousResponse {
-            synchronousResponse = nil
-            finish(generation, response, now: Self.now())
+        switch result {
+        case .response(let response): answer(number, response, now: Self.now())
+        case .later: break
         }
     }
 
-    /// Called by the handler, from any thread, exactly once per request.
-    private func respond(_ generation: Int, _ response: HTTPResponse) {
-        if handlerThread.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self())) {
-            // Still inside `handle` on this connection's queue: keep it for
-            // `dispatch`, saving a queue hop per request.
-            if synchronousResponse == nil { synchronousResponse = response }
+    /// Queues the answer to request `number`, unless the connection closed under it.
+    private func answer(_ number: Int, _ response: HTTPResponse, now: UInt64) {
+        guard !isClosed else { return }
+        switch machine.answerReady(for: number, now: now, bufferedInput: parser.bufferedByteCount > 0) {
+        case .drop:
             return
+        case .write(let request, let closeAfter):
+            closeWatch.requestAnswered()
+            let header: ResponseSerializer.ConnectionHeader =
+                closeAfter ? .close : (request.version == .http1_0 ? .keepAlive : .none)
+            enqueue(response, omitBody: request.isHead, connection: header,
+                    method: request.line.method, target: request.line.target, started: request.started, now: now)
         }
-        queue.async { [self] in
-            let now = Self.now()
-            finish(generation, response, now: now)
-            processInput(now: now)
-            updateInterest()
-        }
-    }
-
-    private func finish(_ generation: Int, _ response: HTTPResponse, now: UInt64) {
-        guard !isClosed, generation == self.generation, let inFlight else { return }
-        self.inFlight = nil
-        closeWatch.requestAnswered()
-        let close = machine.responseReady(now: now, bufferedInput: parser.bufferedByteCount > 0)
-        let header: ResponseSerializer.ConnectionHeader =
-            close ? .close : (inFlight.version == .http1_0 ? .keepAlive : .none)
-        enqueue(response, omitBody: inFlight.isHead, connection: header,
-              method: inFlight.method, target: inFlight.target, started: inFlight.started, now: now)
     }
 
     private func enqueue(_ response: HTTPResponse, omitBody: Bool, connection: ResponseSerializer.ConnectionHeader,
@@ -328,7 +295,7 @@ final class HTTPConnection: @unchecked Sendable {
 
     // MARK: - Actions
 
-    private func execute(_ action: ConnectionStateMachine.Action, now: UInt64) {
+    private func execute(_ action: ConnectionStateMachine.HeadAction, now: UInt64) {
         switch action {
         case .none:
             break
@@ -336,22 +303,55 @@ final class HTTPConnection: @unchecked Sendable {
             output.append(contentsOf: ResponseSerializer.continueHead)
             bytesQueued += ResponseSerializer.continueHead.count
             machine.outputQueued(ResponseSerializer.continueHead.count, now: now)
-        case .fail(let error):
-            let requestLine = headInProgress ?? parser.bufferedRequestLine
-            let method = requestLine?.method ?? ""
-            let target = requestLine?.target ?? ""
-            enqueue(error.response, omitBody: false, connection: .close, method: method, target: target,
-                  started: requestStarted ?? now, now: now)
-            requestStarted = nil
-            headInProgress = nil
-            flush(now: now)
-        case .close:
-            close()
-        case .startLinger:
-            socket.shutdownOutput()
-        case .notifyPeerGone:
-            for handler in closeWatch.takeHandlers(closing: false) { handler() }
         }
+    }
+
+    private func execute(_ action: ConnectionStateMachine.ParseFailureAction, now: UInt64) {
+        switch action {
+        case .fail(let failure): answer(failure, now: now)
+        }
+    }
+
+    private func execute(_ action: ConnectionStateMachine.WriteAction, now: UInt64) {
+        switch action {
+        case .none: break
+        case .startLinger: socket.shutdownOutput()
+        case .close: close()
+        }
+    }
+
+    private func execute(_ action: ConnectionStateMachine.InputEndAction, now: UInt64) {
+        switch action {
+        case .none: break
+        case .close: close()
+        case .notifyPeerGone: for handler in closeWatch.takeHandlers(closing: false) { handler() }
+        case .fail(let failure): answer(failure, now: now)
+        }
+    }
+
+    private func execute(_ action: ConnectionStateMachine.TimerAction, now: UInt64) {
+        switch action {
+        case .none: break
+        case .close: close()
+        case .fail(let failure): answer(failure, now: now)
+        }
+    }
+
+    private func execute(_ action: ConnectionStateMachine.ShutdownAction, now: UInt64) {
+        switch action {
+        case .none: break
+        case .close: close()
+        }
+    }
+
+    /// Answers a request the server refuses itself, with `Connection: close`.
+    private func answer(_ failure: ConnectionStateMachine.Failure, now: UInt64) {
+        let line = failure.line ?? parser.bufferedRequestLine.map {
+            ConnectionStateMachine.RequestLine(method: $0.method, target: $0.target)
+        }
+        enqueue(responder.errorResponse(for: .malformedRequest(failure.error)), omitBody: false, connection: .close,
+                method: line?.method ?? "", target: line?.target ?? "", started: failure.started, now: now)
+        flush(now: now)
     }
 
     /// Keeps the read interest and the timer in line with the state machine.
@@ -422,7 +422,6 @@ final class HTTPConnection: @unchecked Sendable {
         guard !isClosed else { return }
         isClosed = true
         machine.closed()
-        inFlight = nil
         for handler in closeWatch.takeHandlers(closing: true) { handler() }
         timer?.cancel()
         timer = nil

@@ -8,7 +8,7 @@ import Synchronization
 /// closes, or the peer ends its input, before that.
 final class CloseWatch: Sendable {
     private struct State {
-        var generation = 0
+        var requestNumber = 0
         var answered = true
         var peerGone = false
         var closed = false
@@ -17,9 +17,9 @@ final class CloseWatch: Sendable {
 
     private let state = Mutex(State())
 
-    func beginRequest(_ generation: Int) {
+    func beginRequest(_ requestNumber: Int) {
         state.withLock { state in
-            state.generation = generation
+            state.requestNumber = requestNumber
             state.answered = false
             state.handlers.removeAll()
         }
@@ -32,10 +32,10 @@ final class CloseWatch: Sendable {
         }
     }
 
-    func add(_ handler: @escaping @Sendable () -> Void, generation: Int) {
+    func add(_ handler: @escaping @Sendable () -> Void, requestNumber: Int) {
         let runNow = state.withLock { state -> Bool in
-            if state.closed || (state.peerGone && generation == state.generation && !state.answered) { return true }
-            guard generation == state.generation, !state.answered else { return false }
+            if state.closed || (state.peerGone && requestNumber == state.requestNumber && !state.answered) { return true }
+            guard requestNumber == state.requestNumber, !state.answered else { return false }
             state.handlers.append(handler)
             return false
         }
@@ -50,16 +50,5 @@ final class CloseWatch: Sendable {
             state.handlers.removeAll()
             return handlers
         }
-    }
-}
-
-/// What a handler sees of its connection.
-struct ConnectionContext: RequestContext {
-    let remoteAddress: String
-    let watch: CloseWatch
-    let generation: Int
-
-    func onClose(_ handler: @escaping @Sendable () -> Void) {
-        watch.add(handler, generation: generation)
     }
 }

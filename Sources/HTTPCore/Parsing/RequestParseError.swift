@@ -1,6 +1,7 @@
 /// Why bytes on a connection could not become a request, each case with the
-/// status and contract error code it is answered with (the connection closes
-/// after every one of them: the framing can no longer be trusted).
+/// status it is answered with (the connection closes after every one of
+/// them: the framing can no longer be trusted). The responder renders the
+/// answer, as `HTTPFailure.malformedRequest`.
 ///
 /// A closed set, hence an enum (like SwiftNIO's `HTTPParserError`), so tests
 /// write `#expect(throws: RequestParseError.obsoleteLineFolding)`.
@@ -61,19 +62,6 @@ public enum RequestParseError: Error, Hashable, Sendable, CustomStringConvertibl
         }
     }
 
-    /// The contract's snake_case error code.
-    public var code: String {
-        switch self {
-        case .unsupportedVersion: "http_version_not_supported"
-        case .unsupportedTransferEncoding: "not_implemented"
-        case .unsupportedExpectation: "expectation_failed"
-        case .headTooLarge: "headers_too_large"
-        case .bodyTooLarge: "payload_too_large"
-        case .requestTimeout: "request_timeout"
-        default: "bad_request"
-        }
-    }
-
     public var description: String {
         switch self {
         case .invalidRequestLine: "malformed request line"
@@ -98,10 +86,5 @@ public enum RequestParseError: Error, Hashable, Sendable, CustomStringConvertibl
         case .requestTimeout: "request not received in time"
         case .truncatedRequest: "request ended before it was complete"
         }
-    }
-
-    /// The response the server sends for this error (with `Connection: close`).
-    public var response: HTTPResponse {
-        HTTPResponse.error(status, code: code, message: description)
     }
 }

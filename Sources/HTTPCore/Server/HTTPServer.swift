@@ -117,10 +117,7 @@ public final class HTTPServer: Sendable {
     /// fits any socket buffer), then close without a reset.
     private func reject(_ socket: Socket) {
         let shuttingDown = state.withLock { $0.shuttingDown }
-        let response = shuttingDown
-            ? HTTPResponse.error(.serviceUnavailable, code: "shutting_down", message: "the server is shutting down")
-            : HTTPResponse.error(.serviceUnavailable, code: "too_many_connections",
-                                 message: "too many open connections; retry later")
+        let response = responder.errorResponse(for: shuttingDown ? .shuttingDown : .tooManyConnections)
         var bytes: [UInt8] = []
         ResponseSerializer.append(response, omitBody: false, connection: .close, to: &bytes)
         let written = bytes.withUnsafeBytes { try? socket.send($0) } ?? nil

@@ -1,14 +1,29 @@
 import Dispatch
 
+/// What a responder does with a request: answer it now, or promise to.
+public enum HTTPResponderResult: Sendable {
+    /// The answer, written in the same turn of the connection's queue: no
+    /// hop for the usual request, which needs no other thread.
+    case response(HTTPResponse)
+    /// The answer comes later, through `respond`, exactly once.
+    case later
+}
+
 /// What the server calls for every complete request.
 ///
-/// The handler runs on the connection's queue. It may answer at once or
-/// later (an append waits for its group commit, a long-poll for a change):
-/// it calls `respond` exactly once, from any thread. The connection keeps
-/// pipelined requests behind it until then, so answers stay in order.
+/// The handler runs on the connection's queue. It answers at once by
+/// returning `.response`, or later (an append waits for its group commit, a
+/// long-poll for a change) by returning `.later` and then calling `respond`
+/// exactly once, from any thread. The connection keeps pipelined requests
+/// behind it until then, so answers stay in order.
 public protocol HTTPResponder: Sendable {
     func handle(_ request: HTTPRequest, context: any RequestContext,
-                respond: @escaping @Sendable (HTTPResponse) -> Void)
+                respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult
+
+    /// The answer to a failure the HTTP layer meets before any route (a
+    /// malformed request, a refused connection). Called on a server thread;
+    /// must return at once.
+    func errorResponse(for failure: HTTPFailure) -> HTTPResponse
 }
 
 /// What a handler may learn about, or ask of, the connection a request came on.

@@ -1,6 +1,6 @@
 /// The limits that keep one client from holding the server's memory or
-/// connections, each answered with its own status and the contract's
-/// error body before the connection is closed.
+/// connections, each answered with its own status (the responder renders
+/// the body) before the connection is closed.
 public struct HTTPLimits: Sendable, Hashable {
     /// Request line plus header fields, in bytes; past it: 431.
     /// Default: 16,384 (16 KiB).

@@ -1,10 +1,12 @@
 /// The protocol logic of one server connection as a pure value: which phase
-/// it is in, which deadline applies, whether it stays open after an answer,
-/// and when to stop reading. It never touches a socket or a clock: every
-/// event carries `now` (monotonic nanoseconds), and it answers with an
-/// `Action` for `HTTPConnection` to carry out, so tests drive it with made-up
-/// instants and no sleep (the shape of Hummingbird's
-/// `HTTPConnectionStateHandler`).
+/// it is in, which request it is answering, which deadline applies, whether
+/// it stays open after an answer, and when to stop reading. It never touches
+/// a socket or a clock: every event carries `now` (monotonic nanoseconds),
+/// and each event answers with its own action type for `HTTPConnection` to
+/// carry out, so tests drive it with made-up instants and no sleep (the
+/// shape of Hummingbird's `HTTPConnectionStateHandler`). An event that
+/// cannot happen in the current phase is a bug of the connection and stops
+/// the process.
 ///
 /// Phases of one request: `idle` → `readingHead` (first byte arrived) →
 /// `readingBody` (head complete, body pending) → `handling` (one request with
@@ -12,30 +14,98 @@
 /// or `closing` (flushing the last answer) → `lingering` (output shut down,
 /// input drained so the peer is not reset before it reads the answer) → `closed`.
 struct ConnectionStateMachine: Sendable {
+    /// Method and target of a request, for the log line of its answer.
+    struct RequestLine: Hashable, Sendable {
+        var method: String
+        var target: String
+    }
+
+    /// A request with the responder: what its answer needs.
+    struct HandledRequest: Hashable, Sendable {
+        /// Counts the connection's requests from 1; a late answer names the
+        /// request it is for, so an answer after the connection closed is dropped.
+        var number: Int
+        var line: RequestLine
+        var isHead: Bool
+        var version: HTTPVersion
+        /// When its first byte arrived (or the previous answer freed the connection).
+        var started: UInt64
+    }
+
+    /// A request the server answers itself with an error, then closes.
+    struct Failure: Hashable, Sendable {
+        var error: RequestParseError
+        /// Known once the head was parsed; otherwise the connection reads it from the parser's buffer.
+        var line: RequestLine?
+        var started: UInt64
+    }
+
     enum Phase: Hashable, Sendable {
         case idle
         case readingHead
-        case readingBody
-        case handling
+        case readingBody(RequestLine)
+        case handling(HandledRequest)
         case closing
         case lingering
         case closed
     }
 
-    enum Action: Hashable, Sendable {
+    /// After a complete head.
+    enum HeadAction: Hashable, Sendable {
         case none
         /// Write `100 Continue` now.
         case sendContinue
+    }
+
+    /// After the responder's answer.
+    enum AnswerAction: Hashable, Sendable {
+        /// The connection closed, or the request was answered already: drop it.
+        case drop
+        /// Write it for `request`; with `Connection: close` when `closeAfter`.
+        case write(request: HandledRequest, closeAfter: Bool)
+    }
+
+    /// After a request that cannot be parsed.
+    enum ParseFailureAction: Hashable, Sendable {
         /// Answer with the error's response and `Connection: close`.
-        case fail(RequestParseError)
-        /// Close the socket now, without an answer.
-        case close
+        case fail(Failure)
+    }
+
+    /// After output reached the socket.
+    enum WriteAction: Hashable, Sendable {
+        case none
         /// Everything is written: shut down output and drain input until end
         /// of input or the linger deadline.
         case startLinger
+        /// Close the socket now.
+        case close
+    }
+
+    /// After the peer ended its input.
+    enum InputEndAction: Hashable, Sendable {
+        case none
+        /// Close the socket now, without an answer.
+        case close
         /// The peer ended its input while a handler works: tell the handler
         /// (RequestContext.onClose) so a long-poll stops waiting.
         case notifyPeerGone
+        /// A request was cut short: answer it, then close.
+        case fail(Failure)
+    }
+
+    /// After the timer fired.
+    enum TimerAction: Hashable, Sendable {
+        case none
+        /// Close the socket now, without an answer.
+        case close
+        /// A request took too long to arrive: answer it, then close.
+        case fail(Failure)
+    }
+
+    /// After the server asked to shut down.
+    enum ShutdownAction: Hashable, Sendable {
+        case none
+        case close
     }
 
     /// The deadlines, in nanoseconds.
@@ -66,11 +136,16 @@ struct ConnectionStateMachine: Sendable {
     private(set) var phase = Phase.idle
     private var phaseStart: UInt64
     private var requestsReceived = 0
+    /// When the request now being read began (its first byte, or when the
+    /// previous answer freed the connection for a pipelined one).
+    private var requestStart: UInt64?
     /// Whether the request being handled allows another after it.
     private(set) var keepAlive = true
     private(set) var isShuttingDown = false
     private(set) var inputClosed = false
     private(set) var pendingOutputBytes = 0
+    /// A turn of the queue is booked to take up buffered pipelined requests.
+    private(set) var resumeScheduled = false
     private var lastWriteProgress: UInt64
     let timeouts: Timeouts
     /// Past this much unwritten output, no further request is taken and
@@ -88,10 +163,23 @@ struct ConnectionStateMachine: Sendable {
         self.inputHighWater = inputHighWater
     }
 
+    private var isReading: Bool {
+        switch phase {
+        case .idle, .readingHead, .readingBody: true
+        default: false
+        }
+    }
+
     // MARK: - Reading
+
+    /// Bytes of a next request are in the parser's buffer: its exchange time starts now.
+    mutating func requestBytesBuffered(now: UInt64) {
+        if requestStart == nil { requestStart = now }
+    }
 
     /// Bytes of an incomplete request are buffered: its head timeout starts.
     mutating func partialRequestBuffered(now: UInt64) {
+        precondition(isReading, "partial request buffered while \(phase)")
         if phase == .idle {
             phase = .readingHead
             phaseStart = now
@@ -99,27 +187,38 @@ struct ConnectionStateMachine: Sendable {
     }
 
     /// The head is complete and its body is still to come.
-    mutating func headReceived(now: UInt64, expectsContinue: Bool) -> Action {
-        guard phase == .idle || phase == .readingHead else { return .none }
-        phase = .readingBody
-        phaseStart = now
-        return expectsContinue ? .sendContinue : .none
+    mutating func headReceived(_ line: RequestLine, now: UInt64, expectsContinue: Bool) -> HeadAction {
+        switch phase {
+        case .idle, .readingHead:
+            phase = .readingBody(line)
+            phaseStart = now
+            return expectsContinue ? .sendContinue : .none
+        default:
+            preconditionFailure("request head received while \(phase)")
+        }
     }
 
-    /// A whole request goes to the responder; nothing else is parsed until it is answered.
-    mutating func requestReceived(keepAlive: Bool) {
+    /// A whole request goes to the responder; nothing else is parsed until it
+    /// is answered. Returns what its answer needs.
+    mutating func requestReceived(_ line: RequestLine, isHead: Bool, version: HTTPVersion, keepAlive: Bool,
+                                  now: UInt64) -> HandledRequest {
+        precondition(isReading && canTakeRequest, "request received while \(phase)")
         self.keepAlive = keepAlive
         requestsReceived += 1
-        phase = .handling
+        let request = HandledRequest(number: requestsReceived, line: line, isHead: isHead, version: version,
+                                     started: requestStart ?? now)
+        requestStart = nil
+        phase = .handling(request)
+        return request
     }
 
     /// Whether another request may be parsed and dispatched now.
     var canTakeRequest: Bool {
-        switch phase {
-        case .idle, .readingHead, .readingBody: pendingOutputBytes < outputHighWater
-        default: false
-        }
+        isReading && pendingOutputBytes < outputHighWater
     }
+
+    /// Whether bytes read are parsed; a lingering connection only drains them.
+    var parsesInput: Bool { phase != .lingering }
 
     /// Whether the socket should be read now (the read source resumed).
     func shouldRead(bufferedInput: Int) -> Bool {
@@ -135,15 +234,33 @@ struct ConnectionStateMachine: Sendable {
         }
     }
 
+    /// Whether to book a later turn that takes up buffered requests: the
+    /// connection stopped at the output high-water mark and the socket then
+    /// took everything, so no write-ready event will come to resume it.
+    mutating func resumeNeeded(bufferedInput: Int) -> Bool {
+        guard !resumeScheduled, canTakeRequest, bufferedInput > 0 else { return false }
+        resumeScheduled = true
+        return true
+    }
+
+    /// The booked turn came.
+    mutating func resumeStarted() {
+        precondition(resumeScheduled, "resume ran without being booked")
+        resumeScheduled = false
+    }
+
     // MARK: - Answering
 
-    /// The handler's response is about to be queued: returns true when the
-    /// connection closes after it (its head then says `Connection: close`).
-    /// `bufferedInput`: bytes of further requests are waiting in the parser;
-    /// a peer that half-closed after pipelining them is still answered for
-    /// each (RFC 9112 §9.3.2: its input ended, its requests did not vanish).
-    mutating func responseReady(now: UInt64, bufferedInput: Bool = false) -> Bool {
-        guard phase == .handling else { return true }
+    /// The responder answered request `number`. `bufferedInput`: bytes of
+    /// further requests are waiting in the parser; a peer that half-closed
+    /// after pipelining them is still answered for each (RFC 9112 §9.3.2:
+    /// its input ended, its requests did not vanish).
+    mutating func answerReady(for number: Int, now: UInt64, bufferedInput: Bool = false) -> AnswerAction {
+        precondition(number <= requestsReceived, "answer for request \(number), only \(requestsReceived) received")
+        guard case .handling(let request) = phase, request.number == number else {
+            // The connection closed under the handler, or it answered twice.
+            return .drop
+        }
         let close = !keepAlive || isShuttingDown || (inputClosed && !bufferedInput)
         if close {
             phase = .closing
@@ -151,15 +268,23 @@ struct ConnectionStateMachine: Sendable {
             phase = .idle
             phaseStart = now
         }
-        return close
+        return .write(request: request, closeAfter: close)
     }
 
-    /// The request cannot be parsed (or timed out): answer it, then close.
-    mutating func parseFailed(_ error: RequestParseError) -> Action {
-        guard phase != .closed && phase != .closing && phase != .lingering else { return .none }
+    /// The request cannot be parsed: answer it, then close.
+    mutating func parseFailed(_ error: RequestParseError, now: UInt64) -> ParseFailureAction {
+        precondition(isReading, "parse failure while \(phase)")
+        return .fail(fail(error, now: now))
+    }
+
+    private mutating func fail(_ error: RequestParseError, now: UInt64) -> Failure {
+        var line: RequestLine?
+        if case .readingBody(let head) = phase { line = head }
+        let failure = Failure(error: error, line: line, started: requestStart ?? now)
+        requestStart = nil
         keepAlive = false
         phase = .closing
-        return .fail(error)
+        return failure
     }
 
     mutating func outputQueued(_ count: Int, now: UInt64) {
@@ -169,7 +294,8 @@ struct ConnectionStateMachine: Sendable {
 
     /// `count` bytes reached the socket; when a closing connection has written
     /// everything, it lingers (or closes at once if the peer's input is gone).
-    mutating func outputWritten(_ count: Int, now: UInt64) -> Action {
+    mutating func outputWritten(_ count: Int, now: UInt64) -> WriteAction {
+        precondition(count <= pendingOutputBytes, "\(count) bytes written, \(pendingOutputBytes) queued")
         pendingOutputBytes -= count
         if count > 0 { lastWriteProgress = now }
         guard pendingOutputBytes == 0, phase == .closing else { return .none }
@@ -190,7 +316,7 @@ struct ConnectionStateMachine: Sendable {
     /// request). Whole requests among them are still answered, so the
     /// connection parses on and `bufferedInputEnded` decides once the parser
     /// runs dry.
-    mutating func inputEnded(now: UInt64, bufferedInput: Bool = false) -> Action {
+    mutating func inputEnded(now: UInt64, bufferedInput: Bool = false) -> InputEndAction {
         guard !inputClosed else { return .none }
         inputClosed = true
         switch phase {
@@ -199,20 +325,18 @@ struct ConnectionStateMachine: Sendable {
         case .handling:
             phaseStart = now  // from now on, the idle timeout bounds the wait for the answer
             return .notifyPeerGone
-        case .closing:
+        case .closing, .closed:
             return .none
         case .lingering:
             phase = .closed
             return .close
-        case .closed:
-            return .none
         }
     }
 
     /// The peer's input has ended and the parser holds no further complete
     /// request: close once the answers are written, or answer a request cut
     /// short with 400.
-    mutating func bufferedInputEnded(now: UInt64) -> Action {
+    mutating func bufferedInputEnded(now: UInt64) -> InputEndAction {
         guard inputClosed else { return .none }
         switch phase {
         case .idle:
@@ -223,7 +347,7 @@ struct ConnectionStateMachine: Sendable {
             phase = .closed
             return .close
         case .readingHead, .readingBody:
-            return parseFailed(.truncatedRequest)
+            return .fail(fail(.truncatedRequest, now: now))
         case .handling, .closing, .lingering, .closed:
             return .none
         }
@@ -253,7 +377,7 @@ struct ConnectionStateMachine: Sendable {
     }
 
     /// The timer fired: what, if anything, has expired.
-    mutating func timerFired(now: UInt64) -> Action {
+    mutating func timerFired(now: UInt64) -> TimerAction {
         guard let deadline, now >= deadline else { return .none }
         if pendingOutputBytes > 0 && now >= lastWriteProgress + timeouts.write {
             phase = .closed
@@ -268,7 +392,7 @@ struct ConnectionStateMachine: Sendable {
             phase = .closed
             return .close
         case .readingHead, .readingBody:
-            return parseFailed(.requestTimeout)
+            return .fail(fail(.requestTimeout, now: now))
         case .handling where inputClosed:
             phase = .closed
             return .close
@@ -279,7 +403,7 @@ struct ConnectionStateMachine: Sendable {
 
     /// The server is shutting down: an idle connection closes now; a request
     /// under way is answered with `Connection: close`.
-    mutating func shutdownRequested() -> Action {
+    mutating func shutdownRequested() -> ShutdownAction {
         isShuttingDown = true
         guard phase == .idle else { return .none }
         if pendingOutputBytes > 0 {
