@@ -37,13 +37,14 @@ struct ErrorCodeTests {
         #expect(ErrorCode(invalid: .since) == .invalidVersion)
     }
 
-    /// HTTPCore answers malformed HTTP before this layer: its codes and
-    /// statuses must be cases of the enum with the same status.
+    /// HTTPCore meets malformed HTTP before any route and asks this layer
+    /// for the answer: its code must carry the status HTTPCore chose.
     @Test(arguments: [RequestParseError.invalidRequestLine, .unsupportedVersion, .unsupportedTransferEncoding,
                       .unsupportedExpectation, .headTooLarge, .bodyTooLarge, .requestTimeout])
-    func httpCoreCodesAreCasesWithTheirStatus(_ error: RequestParseError) throws {
-        let code = try #require(ErrorCode(rawValue: error.code))
-        #expect(code.status == error.status)
+    func httpCoreFailuresKeepTheirStatus(_ error: RequestParseError) throws {
+        let answer = APIError(HTTPFailure.malformedRequest(error))
+        #expect(answer.status == error.status)
+        #expect(answer.code != .internalError)
     }
 
     @Test func storeErrorsKeepTheirCodes() throws {

@@ -6,18 +6,18 @@ extension APIError {
     public init(_ failure: HTTPFailure) {
         switch failure {
         case .malformedRequest(let error):
-            let code = switch error {
-            case .unsupportedVersion: "http_version_not_supported"
-            case .unsupportedTransferEncoding: "not_implemented"
-            case .unsupportedExpectation: "expectation_failed"
-            case .headTooLarge: "headers_too_large"
-            case .bodyTooLarge: "payload_too_large"
-            case .requestTimeout: "request_timeout"
-            default: "bad_request"
+            let code: ErrorCode = switch error {
+            case .unsupportedVersion: .httpVersionNotSupported
+            case .unsupportedTransferEncoding: .notImplemented
+            case .unsupportedExpectation: .expectationFailed
+            case .headTooLarge: .headersTooLarge
+            case .bodyTooLarge: .payloadTooLarge
+            case .requestTimeout: .requestTimeout
+            default: .badRequest
             }
-            self.init(error.status, code: code, message: error.description)
+            self.init(code, error.description)
         case .tooManyConnections:
-            self.init(.serviceUnavailable, code: "too_many_connections", message: "too many open connections; retry later")
+            self.init(.tooManyConnections, "too many open connections; retry later")
         case .shuttingDown:
             self = .shuttingDown
         }
