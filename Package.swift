@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // Documentation only: `swift package generate-documentation --target HistoryClient`.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // MARK: - Storage
@@ -46,8 +48,11 @@ let package = Package(
         ),
 
         // MARK: - HTTP
+        // epoll and timerfd, which Glibc's Swift module does not export.
+        .target(name: "CSystem"),
         .target(
             name: "HTTPCore",
+            dependencies: ["CSystem"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -60,7 +65,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "HistoryServer",
-            dependencies: ["HistoryAPI", "HistoryStore", "HTTPCore"],
+            dependencies: [
+                "HistoryAPI", "HistoryStore", "HTTPCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strictSettings
         ),
 
@@ -71,10 +79,16 @@ let package = Package(
         ),
 
         // MARK: - Tools
+        // The two small helpers the tools and the tests share: a seeded
+        // generator and a lock around a value.
+        .target(
+            name: "ToolSupport",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "HistoryStoreBench",
             dependencies: [
-                "HistoryStore",
+                "HistoryStore", "ToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
@@ -82,41 +96,63 @@ let package = Package(
         .executableTarget(
             name: "HistoryLoad",
             dependencies: [
-                "HistoryStore", "HistoryClient", "HTTPCore",
+                "HistoryStore", "HistoryClient", "HTTPCore", "CSystem", "ToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),
 
         // MARK: - Tests
-        .testTarget(
-            name: "HistoryStoreTests",
-            dependencies: ["HistoryStore", "HistoryStoreBench"],
+        // Fixtures every test target shares: the in-process server, the
+        // server binary as a process, temporary stores, raw requests.
+        .target(
+            name: "HistoryTestSupport",
+            dependencies: ["HistoryAPI", "HistoryClient", "HistoryStore", "HTTPCore", "ToolSupport"],
+            path: "Tests/HistoryTestSupport",
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strictSettings),
+        // HistoryStoreBench is here for its binary: CrashTests and
+        // StoreBenchCommandTests run it as a child process.
+        .testTarget(
+            name: "HistoryStoreTests",
+            dependencies: ["HistoryStore", "HistoryStoreBench", "HistoryTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "HTTPCoreTests",
+            dependencies: ["HTTPCore", "HistoryTestSupport"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "HistoryAPITests",
             dependencies: [
-                "HistoryAPI", "HistoryStore", "HTTPCore",
+                "HistoryAPI", "HistoryClient", "HistoryStore", "HTTPCore", "HistoryTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // HistoryServer is here for its binary, which ServerProcess runs.
+        .testTarget(
+            name: "HistoryServerTests",
+            dependencies: ["HistoryServer", "HTTPCore", "HistoryClient", "HistoryTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "HistoryClientTests",
+            dependencies: [
+                "HistoryClient", "HistoryAPI", "HistoryStore", "HTTPCore", "HistoryTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),
         .testTarget(
-            name: "HistoryServerTests",
-            dependencies: ["HistoryServer", "HTTPCore"],
-            swiftSettings: strictSettings
-        ),
-        .testTarget(
-            name: "HistoryClientTests",
-            dependencies: ["HistoryClient", "HistoryAPI", "HistoryStore", "HTTPCore"],
-            swiftSettings: strictSettings
-        ),
-        .testTarget(
             name: "HistoryLoadTests",
-            dependencies: ["HistoryLoad", "HistoryServer", "HTTPCore"],
+            dependencies: [
+                "HistoryLoad", "HistoryServer", "HTTPCore", "HistoryTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
     ]

@@ -18,4 +18,31 @@ static inline void csqlite_prefetch(const void *start, int length) {
         __builtin_prefetch(bytes + offset);
     }
 }
+
+/// Hardens a connection against a database file that may be hostile (one
+/// swapped in or edited by someone else), before any of the file's schema is
+/// read. sqlite3_db_config is variadic, which Swift cannot call.
+/// - SQLITE_DBCONFIG_DEFENSIVE: no statement can corrupt the file on purpose
+///   (writes to sqlite_schema, PRAGMA writable_schema, journal_mode=OFF...).
+/// - SQLITE_DBCONFIG_TRUSTED_SCHEMA off: SQL functions with side effects and
+///   virtual tables cannot be used from the file's views, triggers, CHECK
+///   constraints, defaults, generated columns and indexes.
+/// - SQLITE_DBCONFIG_ENABLE_TRIGGER off: the schema creates no trigger, so
+///   none is ever run, even one a tampered file carries.
+/// Returns SQLITE_OK, or the first failing call's result code.
+static inline int csqlite_harden(sqlite3 *database) {
+    int code = sqlite3_db_config(database, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)0);
+    if (code != SQLITE_OK) return code;
+    code = sqlite3_db_config(database, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)0);
+    if (code != SQLITE_OK) return code;
+    return sqlite3_db_config(database, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, (int *)0);
+}
+
+/// Reads one on/off setting of sqlite3_db_config (tests of `csqlite_harden`):
+/// 1 or 0, or -1 when SQLite refused the call.
+static inline int csqlite_config_flag(sqlite3 *database, int option) {
+    int value = -1;
+    if (sqlite3_db_config(database, option, -1, &value) != SQLITE_OK) return -1;
+    return value;
+}
 #endif

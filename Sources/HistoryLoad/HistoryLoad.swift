@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// `history-load`: fills a history server with realistic conversations,
 /// loads it with virtual chat screens while checking every answer, and runs
-/// the fixed benchmark suite behind README's performance table.
+/// the fixed benchmark suite behind docs/performance.md.
 @main
 struct HistoryLoad: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -12,6 +12,6 @@ struct HistoryLoad: ParsableCommand {
             Conversations are named load-0000, load-0001, ... (the largest first); `run` and \
             `bench` find them by asking the server, so seed first.
             """,
-        subcommands: [SeedCommand.self, RunCommand.self, BenchCommand.self]
+        subcommands: [SeedCommand.self, RunCommand.self, BenchCommand.self, TokenCommand.self]
     )
 }

@@ -12,36 +12,25 @@ import HistoryAPI
 func writeLine(_ text: String, to fileDescriptor: Int32) {
     var bytes = Array(text.utf8)
     bytes.append(UInt8(ascii: "\n"))
-    bytes.withUnsafeBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            if written > 0 {
-                offset += written
-            } else if written < 0 && errno == EINTR {
-                continue
-            } else {
-                return
-            }
-        }
-    }
+    bytes.withUnsafeBytes { buffer in try? writeAll(buffer, to: fileDescriptor) }
 }
 
 // A client that goes away mid-response must cost an EPIPE, not the process.
 signal(SIGPIPE, SIG_IGN)
 
-let command: ServerConfiguration.Command
+var configuration: ServerConfiguration
 do {
-    command = try ServerConfiguration.parse(arguments: Array(CommandLine.arguments.dropFirst()),
-                                            environment: ProcessInfo.processInfo.environment)
+    switch try ServerLaunch(arguments: Array(CommandLine.arguments.dropFirst()),
+                            environment: ProcessInfo.processInfo.environment) {
+    case .run(let requested):
+        configuration = requested
+    case .help(let text):
+        writeLine(text, to: STDOUT_FILENO)
+        exit(0)
+    }
 } catch {
-    writeLine("history-server: error: \(error.message)\nSee 'history-server --help'.", to: STDERR_FILENO)
+    writeLine("history-server: error: \(error.message) (see 'history-server --help')", to: STDERR_FILENO)
     exit(2)
-}
-
-guard case .run(var configuration) = command else {
-    writeLine(ServerConfiguration.usage, to: STDOUT_FILENO)
-    exit(0)
 }
 
 // Each connection is a descriptor. The rest of the process needs about 30
@@ -68,8 +57,15 @@ let application: HistoryApplication
 do {
     application = try HistoryApplication(configuration: configuration)
 } catch {
-    writeLine("history-server: error: cannot open the database \(configuration.databasePath): \(error)", to: STDERR_FILENO)
-    exit(1)
+    switch error {
+    case .configuration(let error):
+        // Like a bad flag: the settings cannot work, so one line and status 2.
+        writeLine("history-server: error: \(error.message)", to: STDERR_FILENO)
+        exit(2)
+    case .store(let error):
+        writeLine("history-server: error: cannot open the database \(configuration.databasePath): \(error)", to: STDERR_FILENO)
+        exit(1)
+    }
 }
 
 do {

@@ -9,7 +9,7 @@ import Dispatch
 /// handlers run on the store's own queue and must not block.
 ///
 /// A PostgreSQL store can implement this protocol without the server
-/// changing (see API.md, "Planned").
+/// changing.
 public protocol HistoryStore: Sendable {
     // MARK: - Conversations
 

@@ -8,7 +8,8 @@ public enum Durability: String, Sendable, CaseIterable {
 
 /// Everything a store needs to open, each with its default.
 public struct StoreConfiguration: Sendable {
-    /// The SQLite file; created, with its folder, when missing.
+    /// The SQLite file; created, with its folder, when missing (0600 and
+    /// 0700 whatever the umask; see `PrivateFiles`).
     public var path: String
     public var durability: Durability
     /// Read-only connections that serve pages while the writer commits (WAL).
@@ -26,18 +27,23 @@ public struct StoreConfiguration: Sendable {
     public var walSizeLimitBytes: Int64
     /// Whether readers prefetch each mapped database page into the CPU
     /// caches whole when SQLite takes it (see `PrefetchingVFS`). On by
-    /// default: cold pages cost about 1.1x a hot one instead of 1.2x. Off
+    /// default: cold pages cost less (docs/performance.md, "Reading cold pages"). Off
     /// only to measure what it gains, or if a platform's SQLite misbehaves
     /// with a wrapped VFS.
     public var prefetchesPages: Bool
     /// Called on the writer after every committed batch with its size; the
     /// server feeds its metrics from it.
     public var onBatchCommitted: (@Sendable (_ size: Int) -> Void)?
+    /// Called while the store opens with what an operator should know and
+    /// that did not stop it: a database file other users could read, made
+    /// private. The server logs it as a warning.
+    public var onWarning: (@Sendable (_ message: String) -> Void)?
 
     public init(path: String, durability: Durability = .full, readerCount: Int = 4,
                 busyTimeoutMilliseconds: Int32 = 5_000, maximumBatchSize: Int = 512,
                 walSizeLimitBytes: Int64 = 64 << 20, prefetchesPages: Bool = true,
-                onBatchCommitted: (@Sendable (_ size: Int) -> Void)? = nil) {
+                onBatchCommitted: (@Sendable (_ size: Int) -> Void)? = nil,
+                onWarning: (@Sendable (_ message: String) -> Void)? = nil) {
         self.path = path
         self.durability = durability
         self.readerCount = readerCount
@@ -46,5 +52,6 @@ public struct StoreConfiguration: Sendable {
         self.walSizeLimitBytes = walSizeLimitBytes
         self.prefetchesPages = prefetchesPages
         self.onBatchCommitted = onBatchCommitted
+        self.onWarning = onWarning
     }
 }

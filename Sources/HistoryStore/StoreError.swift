@@ -21,17 +21,26 @@ public enum StoreError: Error, Hashable, Sendable {
     case invalid(field: String, reason: String)
     /// SQLite failed; `code` is its (extended) result code.
     case storage(code: Int32, message: String)
+    /// The store's id layout has no room left (message ids or conversation
+    /// keys, see `MessagePlace`): nothing was written, and nothing more of
+    /// that kind can be until an operator moves the data. Storage-full, not
+    /// a SQLite failure: the transaction around it is intact.
+    case idSpaceExhausted(String)
     /// The schema cannot be used: newer than this code, or a migration changed after it was applied.
     case migration(reason: String)
     /// The store was closed; nothing more is accepted.
     case closed
 
-    /// SQLite could not grow the file (`SQLITE_FULL`: the disk or the
-    /// file's page limit is full). A caller can tell the client to retry
-    /// once an operator made room, instead of reporting a bug.
+    /// The store cannot hold more: SQLite could not grow the file
+    /// (`SQLITE_FULL`: the disk or the file's page limit is full), or the id
+    /// space ran out. A caller can tell the client to retry once an operator
+    /// made room, instead of reporting a bug.
     public var isStorageFull: Bool {
-        guard case .storage(let code, _) = self else { return false }
-        return code & 0xFF == SQLITE_FULL
+        switch self {
+        case .storage(let code, _): code & 0xFF == SQLITE_FULL
+        case .idSpaceExhausted: true
+        default: false
+        }
     }
 }
 
@@ -48,8 +57,21 @@ extension StoreError: CustomStringConvertible {
         case .versionAhead(let requested, let current): "version \(requested) is ahead of the conversation's \(current)"
         case .invalid(let field, let reason): "\(field): \(reason)"
         case .storage(let code, let message): "\(message) (SQLite result code \(code))"
+        case .idSpaceExhausted(let message): message
         case .migration(let reason): "migrations: \(reason)"
         case .closed: "the store is closed"
         }
+    }
+}
+
+extension StoreError {
+    /// A stored value that no sequence of this store's operations can
+    /// produce (a conversation at version `Int64.max`, a seq outside the
+    /// message layout), so the file was edited or damaged. Reported as
+    /// SQLite reports a damaged file, `SQLITE_CORRUPT`: the one operation
+    /// fails with a clear message (500 and a log line over HTTP) instead of
+    /// trapping on arithmetic that would overflow.
+    static func impossibleStoredValue(_ message: String) -> StoreError {
+        .storage(code: SQLITE_CORRUPT, message: "\(message); the database file was altered or is damaged")
     }
 }

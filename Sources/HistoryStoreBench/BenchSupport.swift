@@ -2,21 +2,7 @@ import Dispatch
 import Foundation
 import HistoryStore
 import Synchronization
-
-/// A value shared between threads and escaping closures.
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-
-    init(_ value: Value) {
-        mutex = Mutex(value)
-    }
-
-    func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T {
-        mutex.withLock { body(&$0) }
-    }
-
-    var value: Value { mutex.withLock { $0 } }
-}
+import ToolSupport
 
 extension HistoryStore {
     /// The completion-based append, waited for on the calling thread (the
@@ -41,23 +27,6 @@ extension HistoryStore {
         }
         done.wait()
         return box.value!
-    }
-}
-
-/// SplitMix64: a seeded generator, so every run reads the same cursors.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -1,7 +1,8 @@
 import ArgumentParser
 
-/// `history-store-bench`: measures the store the way the issue states its
-/// goals (flat page cost, group commit), and hosts the child process the
+/// `history-store-bench`: measures the store against its performance
+/// goals (flat page cost, group commit; docs/performance.md, "The store
+/// alone"), and hosts the child process the
 /// crash test kills.
 @main
 struct HistoryStoreBench: AsyncParsableCommand {

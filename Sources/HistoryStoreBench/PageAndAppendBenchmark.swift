@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
 import HistoryStore
+import ToolSupport
 
-/// The benchmark: flat page cost and group commit, on a real file.
+/// The store's benchmark: flat page cost and group commit, on a real file
+/// (docs/performance.md, "The store alone").
 ///
 /// Page figures come from one thread reading (the most stable figure on a
 /// shared machine), with the three kinds interleaved page by page so that

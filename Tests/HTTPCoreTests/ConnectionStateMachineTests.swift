@@ -8,6 +8,45 @@ private func machine(at now: UInt64 = 1000 * second) -> ConnectionStateMachine {
     ConnectionStateMachine(now: now, timeouts: .init(limits: HTTPLimits()), outputHighWater: 1000, inputHighWater: 500)
 }
 
+private let getRoot = ConnectionStateMachine.RequestLine(method: "GET", target: "/")
+
+extension ConnectionStateMachine {
+    /// Takes a whole `GET /` the way the connection does; its number.
+    @discardableResult
+    mutating func receive(keepAlive: Bool, now: UInt64 = 0) -> Int {
+        requestReceived(getRoot, isHead: false, version: .http1_1, keepAlive: keepAlive, now: now).number
+    }
+
+    /// Answers the request being handled: whether the connection closes after it.
+    mutating func answerHandled(now: UInt64, bufferedInput: Bool = false) -> Bool? {
+        guard case .handling(let request) = phase else { return nil }
+        guard case .write(_, let closeAfter) = answerReady(for: request.number, now: now, bufferedInput: bufferedInput)
+        else { return nil }
+        return closeAfter
+    }
+
+    var isHandling: Bool {
+        if case .handling = phase { return true }
+        return false
+    }
+}
+
+private func failure(_ action: ConnectionStateMachine.TimerAction) -> RequestParseError? {
+    if case .fail(let failure) = action { return failure.error }
+    return nil
+}
+
+private func failure(_ action: ConnectionStateMachine.InputEndAction) -> RequestParseError? {
+    if case .fail(let failure) = action { return failure.error }
+    return nil
+}
+
+private func failure(_ action: ConnectionStateMachine.ParseFailureAction) -> RequestParseError? {
+    switch action {
+    case .fail(let failure): failure.error
+    }
+}
+
 @Suite("ConnectionStateMachine")
 struct ConnectionStateMachineTests {
     let start = 1000 * second
@@ -25,7 +64,7 @@ struct ConnectionStateMachineTests {
         state.partialRequestBuffered(now: start + second)
         #expect(state.phase == .readingHead)
         #expect(state.deadline == start + 11 * second)
-        #expect(state.timerFired(now: start + 11 * second) == .fail(.requestTimeout))
+        #expect(failure(state.timerFired(now: start + 11 * second)) == .requestTimeout)
         #expect(state.phase == .closing)
         #expect(!state.canTakeRequest)
     }
@@ -33,25 +72,25 @@ struct ConnectionStateMachineTests {
     @Test func aSlowBodyIsAnswered408AfterTheBodyTimeout() {
         var state = machine(at: start)
         state.partialRequestBuffered(now: start)
-        #expect(state.headReceived(now: start + second, expectsContinue: false) == .none)
+        #expect(state.headReceived(getRoot, now: start + second, expectsContinue: false) == .none)
         #expect(state.deadline == start + 31 * second)
         #expect(state.timerFired(now: start + 30 * second) == .none)
-        #expect(state.timerFired(now: start + 31 * second) == .fail(.requestTimeout))
+        #expect(failure(state.timerFired(now: start + 31 * second)) == .requestTimeout)
     }
 
     @Test func continueIsAskedForWhenTheHeadExpectsIt() {
         var state = machine(at: start)
-        #expect(state.headReceived(now: start, expectsContinue: true) == .sendContinue)
+        #expect(state.headReceived(getRoot, now: start, expectsContinue: true) == .sendContinue)
     }
 
     @Test func keepAliveGoesBackToIdleWithTheIdleTimeout() {
         var state = machine(at: start)
         state.partialRequestBuffered(now: start)
-        state.requestReceived(keepAlive: true)
-        #expect(state.phase == .handling)
+        state.receive(keepAlive: true)
+        #expect(state.isHandling)
         #expect(state.deadline == nil)  // the handler's time is its own
         #expect(!state.canTakeRequest)  // pipelined requests wait
-        #expect(state.responseReady(now: start + 5 * second) == false)
+        #expect(state.answerHandled(now: start + 5 * second) == false)
         #expect(state.phase == .idle)
         #expect(state.canTakeRequest)
         #expect(state.deadline == start + 65 * second)
@@ -61,8 +100,8 @@ struct ConnectionStateMachineTests {
 
     @Test func aClosingAnswerLingersThenCloses() {
         var state = machine(at: start)
-        state.requestReceived(keepAlive: false)
-        #expect(state.responseReady(now: start) == true)
+        state.receive(keepAlive: false)
+        #expect(state.answerHandled(now: start) == true)
         state.outputQueued(100, now: start)
         #expect(state.outputWritten(60, now: start) == .none)
         #expect(state.outputWritten(40, now: start + 1) == .startLinger)
@@ -74,7 +113,7 @@ struct ConnectionStateMachineTests {
 
     @Test func lingerEndsAtItsDeadline() {
         var state = machine(at: start)
-        #expect(state.parseFailed(.invalidMethod) == .fail(.invalidMethod))
+        #expect(failure(state.parseFailed(.invalidMethod, now: start)) == .invalidMethod)
         state.outputQueued(10, now: start)
         #expect(state.outputWritten(10, now: start) == .startLinger)
         #expect(state.timerFired(now: start + 2 * second) == .close)
@@ -82,17 +121,17 @@ struct ConnectionStateMachineTests {
 
     @Test func thePeerGoingAwayDuringAHandlerIsReportedAndClosesAfterTheAnswer() {
         var state = machine(at: start)
-        state.requestReceived(keepAlive: true)
+        state.receive(keepAlive: true)
         #expect(state.inputEnded(now: start) == .notifyPeerGone)
         #expect(!state.shouldRead(bufferedInput: 0))
-        #expect(state.responseReady(now: start) == true)
+        #expect(state.answerHandled(now: start) == true)
         state.outputQueued(10, now: start)
         #expect(state.outputWritten(10, now: start) == .close)  // no linger: the input is gone already
     }
 
     @Test func aHandlerThatNeverAnswersAPeerThatLeftIsCutOffAfterTheIdleTimeout() {
         var state = machine(at: start)
-        state.requestReceived(keepAlive: true)
+        state.receive(keepAlive: true)
         #expect(state.deadline == nil)
         #expect(state.inputEnded(now: start + second) == .notifyPeerGone)
         #expect(state.deadline == start + 61 * second)
@@ -101,14 +140,14 @@ struct ConnectionStateMachineTests {
 
     @Test func requestsPipelinedBeforeAHalfCloseAreAnsweredThenTheConnectionCloses() {
         var state = machine(at: start)
-        state.requestReceived(keepAlive: true)
+        state.receive(keepAlive: true)
         #expect(state.inputEnded(now: start, bufferedInput: true) == .notifyPeerGone)
         // The next request is waiting in the parser: keep going, keep-alive.
-        #expect(state.responseReady(now: start, bufferedInput: true) == false)
+        #expect(state.answerHandled(now: start, bufferedInput: true) == false)
         #expect(state.phase == .idle && state.canTakeRequest)
-        state.requestReceived(keepAlive: true)
+        state.receive(keepAlive: true)
         // Nothing after it: this answer is the last, with Connection: close.
-        #expect(state.responseReady(now: start, bufferedInput: false) == true)
+        #expect(state.answerHandled(now: start, bufferedInput: false) == true)
         #expect(state.phase == .closing)
     }
 
@@ -125,13 +164,13 @@ struct ConnectionStateMachineTests {
         var partial = machine(at: start)
         #expect(partial.inputEnded(now: start, bufferedInput: true) == .none)
         partial.partialRequestBuffered(now: start)
-        #expect(partial.bufferedInputEnded(now: start) == .fail(.truncatedRequest))
+        #expect(failure(partial.bufferedInputEnded(now: start)) == .truncatedRequest)
     }
 
     @Test func endOfInputMidRequestIsATruncatedRequest() {
         var state = machine(at: start)
         state.partialRequestBuffered(now: start)
-        #expect(state.inputEnded(now: start) == .fail(.truncatedRequest))
+        #expect(failure(state.inputEnded(now: start)) == .truncatedRequest)
     }
 
     @Test func endOfInputWhileIdleCloses() {
@@ -144,15 +183,15 @@ struct ConnectionStateMachineTests {
         #expect(idle.shutdownRequested() == .close)
 
         var busy = machine(at: start)
-        busy.requestReceived(keepAlive: true)
+        busy.receive(keepAlive: true)
         #expect(busy.shutdownRequested() == .none)
-        #expect(busy.responseReady(now: start) == true)
+        #expect(busy.answerHandled(now: start) == true)
 
         var reading = machine(at: start)
         reading.partialRequestBuffered(now: start)
         #expect(reading.shutdownRequested() == .none)
-        reading.requestReceived(keepAlive: true)
-        #expect(reading.responseReady(now: start) == true)
+        reading.receive(keepAlive: true)
+        #expect(reading.answerHandled(now: start) == true)
     }
 
     @Test func queuedOutputStopsReadingAndTakingRequests() {
@@ -167,15 +206,15 @@ struct ConnectionStateMachineTests {
 
     @Test func pipelinedInputIsBoundedWhileAHandlerRuns() {
         var state = machine(at: start)
-        state.requestReceived(keepAlive: true)
+        state.receive(keepAlive: true)
         #expect(state.shouldRead(bufferedInput: 499))
         #expect(!state.shouldRead(bufferedInput: 500))
     }
 
     @Test func aPeerThatNeverReadsIsDroppedAfterTheWriteTimeout() {
         var state = machine(at: start)
-        state.requestReceived(keepAlive: true)
-        #expect(state.responseReady(now: start) == false)
+        state.receive(keepAlive: true)
+        #expect(state.answerHandled(now: start) == false)
         state.outputQueued(5000, now: start)
         #expect(state.outputWritten(100, now: start + 10 * second) == .none)
         #expect(state.deadline == start + 70 * second)
@@ -185,9 +224,89 @@ struct ConnectionStateMachineTests {
 
     @Test func aLateTimerAfterTheDeadlineMovedDoesNothing() {
         var state = machine(at: start)
-        state.requestReceived(keepAlive: true)
+        state.receive(keepAlive: true)
         #expect(state.timerFired(now: start + 3600 * second) == .none)
-        #expect(state.responseReady(now: start + 3600 * second) == false)
+        #expect(state.answerHandled(now: start + 3600 * second) == false)
         #expect(state.timerFired(now: start + 3601 * second) == .none)
+    }
+
+    // MARK: - Requests and their answers
+
+    @Test func anAnswerCarriesItsRequestLineAndTheTimeItsFirstByteArrived() {
+        var state = machine(at: start)
+        state.requestBytesBuffered(now: start + second)
+        state.partialRequestBuffered(now: start + second)
+        state.requestBytesBuffered(now: start + 2 * second)  // more of the same request: the start stays
+        let head = ConnectionStateMachine.RequestLine(method: "HEAD", target: "/x")
+        let request = state.requestReceived(head, isHead: true, version: .http1_0, keepAlive: true, now: start + 3 * second)
+        #expect(request.number == 1 && request.started == start + second)
+        #expect(state.answerReady(for: 1, now: start + 4 * second) == .write(request: request, closeAfter: false))
+        // The next request's clock starts with its own first byte.
+        let next = state.requestReceived(getRoot, isHead: false, version: .http1_1, keepAlive: true, now: start + 5 * second)
+        #expect(next.number == 2 && next.started == start + 5 * second)
+    }
+
+    @Test func anAnswerAfterTheConnectionClosedIsDropped() {
+        var state = machine(at: start)
+        let number = state.receive(keepAlive: true)
+        state.closed()
+        #expect(state.answerReady(for: number, now: start) == .drop)
+    }
+
+    @Test func aSecondAnswerToTheSameRequestIsDroppedAndTheNextRequestKeepsItsTurn() {
+        var state = machine(at: start)
+        let first = state.receive(keepAlive: true)
+        #expect(state.answerHandled(now: start) == false)
+        #expect(state.answerReady(for: first, now: start) == .drop)
+        let next = state.receive(keepAlive: true)
+        #expect(state.answerReady(for: first, now: start) == .drop)
+        #expect(state.isHandling)
+        #expect(state.answerReady(for: next, now: start) != .drop)
+    }
+
+    @Test func aBodyThatFailsIsLoggedWithItsHeadsRequestLine() {
+        var state = machine(at: start)
+        state.requestBytesBuffered(now: start)
+        let post = ConnectionStateMachine.RequestLine(method: "POST", target: "/upload")
+        #expect(state.headReceived(post, now: start, expectsContinue: false) == .none)
+        guard case .fail(let failure) = state.timerFired(now: start + 30 * second) else {
+            Issue.record("the body timeout did not fail the request")
+            return
+        }
+        #expect(failure == .init(error: .requestTimeout, line: post, started: start))
+        #expect(!state.canTakeRequest)
+    }
+
+    @Test func aFailureBeforeTheHeadLeavesTheRequestLineToTheParser() {
+        var state = machine(at: start)
+        state.requestBytesBuffered(now: start + second)
+        guard case .fail(let failure) = state.parseFailed(.invalidMethod, now: start + 2 * second) else { return }
+        #expect(failure.line == nil && failure.started == start + second)
+    }
+
+    @Test func aResumeIsBookedOnceAndOnlyWhenBufferedRequestsCanBeTaken() {
+        var state = machine(at: start)
+        #expect(state.resumeNeeded(bufferedInput: 0) == false)
+        #expect(state.resumeNeeded(bufferedInput: 10) == true)
+        #expect(state.resumeNeeded(bufferedInput: 10) == false)  // already booked
+        state.resumeStarted()
+        state.outputQueued(1000, now: start)  // at the output high-water mark: no request may be taken
+        #expect(state.resumeNeeded(bufferedInput: 10) == false)
+    }
+
+    @Test func aHeadWhileARequestIsHandledStopsTheProcess() async {
+        await #expect(processExitsWith: .failure) {
+            var state = ConnectionStateMachine(now: 0, timeouts: .init(limits: HTTPLimits()))
+            _ = state.requestReceived(.init(method: "GET", target: "/"), isHead: false, version: .http1_1,
+                                      keepAlive: true, now: 0)
+            _ = state.headReceived(.init(method: "GET", target: "/"), now: 0, expectsContinue: false)
+        }
+    }
+
+    @Test func anAnswerForARequestNeverReceivedStopsTheProcess() async {
+        await #expect(processExitsWith: .failure) {
+            var state = ConnectionStateMachine(now: 0, timeouts: .init(limits: HTTPLimits()))
+            _ = state.answerReady(for: 1, now: 0)
+        }
     }
 }

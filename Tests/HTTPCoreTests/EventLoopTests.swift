@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HistoryTestSupport
 import Synchronization
 import Testing
 @testable import HTTPCore
@@ -9,15 +10,10 @@ import Testing
 /// for another.
 @Suite("Loopback: event loops")
 struct EventLoopTests {
-    @Test func theDefaultLoopCountIsAtLeastOne() {
-        #expect(HTTPServerConfiguration.defaultEventLoopCount >= 1)
-        #expect(HTTPServerConfiguration().eventLoopCount == HTTPServerConfiguration.defaultEventLoopCount)
-    }
-
     @Test(arguments: [0, 1])
     func aStalledClientOnTheSameLoopDoesNotDelayAnother(loops: Int) throws {
         // 0 loops asked for means one: the server must still serve.
-        try withRunningServer(eventLoopCount: loops) { running in
+        try withLoopbackServer(eventLoopCount: loops) { running in
             let stalled = try running.stalledClients()
             defer { for client in stalled { client.close() } }
             let held = try running.client()
@@ -34,7 +30,7 @@ struct EventLoopTests {
     }
 
     @Test func manyConnectionsOnFewLoopsAreAllAnsweredInOrder() throws {
-        try withRunningServer(eventLoopCount: 2) { running in
+        try withLoopbackServer(eventLoopCount: 2) { running in
             let failures = Mutex<[String]>([])
             DispatchQueue.concurrentPerform(iterations: 8) { worker in
                 do {
@@ -62,7 +58,7 @@ struct EventLoopTests {
     }
 
     @Test func aPeerHangingUpWhileItsRequestIsHeldIsNoticedOnASharedLoop() throws {
-        try withRunningServer(eventLoopCount: 1) { running in
+        try withLoopbackServer(eventLoopCount: 1) { running in
             let neighbour = try running.client()
             defer { neighbour.close() }
             #expect(try neighbour.request(get("/before")).status == 200)

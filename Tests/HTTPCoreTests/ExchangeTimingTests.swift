@@ -1,4 +1,5 @@
 import Foundation
+import HistoryTestSupport
 import Synchronization
 import Testing
 @testable import HTTPCore
@@ -10,7 +11,7 @@ import Testing
 @Suite("Exchange timing")
 struct ExchangeTimingTests {
     @Test func aSynchronousAnswerReportsTheTimeItsHandlerTook() throws {
-        try withRunningServer { running in
+        try withLoopbackServer { running in
             let client = try running.client()
             defer { client.close() }
             for milliseconds in [3, 8] {

@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 @testable import HTTPCore
 
@@ -14,8 +15,25 @@ struct OpenFileLimitTests {
         #expect(connectionLimit(requested: 10_000, descriptorLimit: -1, reserve: 64) == 10_000)  // unknown: as asked
     }
 
-    @Test func raisingReturnsTheLimitInForce() {
-        let limit = raiseOpenFileLimit()
-        #expect(limit == -1 || limit >= 3)
+    /// With the soft limit lowered below the hard one (as many systems start
+    /// a process), raising lifts it to the hard limit, and returns the
+    /// limit `getrlimit` then reports.
+    @Test func raisingLiftsTheSoftLimitToTheHardOneAndReturnsIt() throws {
+        var before = rlimit()
+        try #require(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &before) == 0)
+        let hardIsFinite = before.rlim_max != rlim_t.max
+        // Lowered by one only: other tests in this process hold many sockets.
+        var lowered = before
+        lowered.rlim_cur = (hardIsFinite ? before.rlim_max : before.rlim_cur) - 1
+        try #require(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered) == 0)
+
+        let returned = raiseOpenFileLimit()
+
+        var after = rlimit()
+        try #require(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &after) == 0)
+        #expect(returned == Int(after.rlim_cur))
+        if hardIsFinite {
+            #expect(after.rlim_cur == before.rlim_max)
+        }
     }
 }

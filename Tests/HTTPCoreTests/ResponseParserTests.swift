@@ -68,7 +68,7 @@ struct ResponseParserTests {
 
     @Test func serializedResponsesParseBack() throws {
         var bytes: [UInt8] = []
-        var response = HTTPResponse.error(.notFound, code: "not_found", message: "no \"such\" path")
+        var response = HTTPResponse.json(.notFound, Array(#"{"error":{"code":"not_found","message":"no \"such\" path"}}"#.utf8))
         response.headers.add(name: "Content-Length", value: "999")  // the serializer's own value wins
         response.headers.add(name: "X-Evil", value: "a\r\nInjected: yes")
         ResponseSerializer.append(response, omitBody: false, connection: .close, to: &bytes)

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HistoryTestSupport
 import Synchronization
 @testable import HTTPCore
 
@@ -16,33 +17,43 @@ final class TestResponder: HTTPResponder {
     let handled = Mutex(0)
 
     func handle(_ request: HTTPRequest, context: any RequestContext,
-                respond: @escaping @Sendable (HTTPResponse) -> Void) {
+                respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult {
         handled.withLock { $0 += 1 }
         switch request.path {
         case "/echo":
-            respond(HTTPResponse(status: .ok, headers: ["X-Method": request.method.rawValue, "X-Target": request.target],
+            return .response(HTTPResponse(status: .ok, headers: ["X-Method": request.method.rawValue, "X-Target": request.target],
                                  body: request.body, route: "echo"))
         case "/slow":
             let milliseconds = Int(request.query?.split(separator: "=").last ?? "100") ?? 100
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
                 respond(HTTPResponse(status: .ok, body: Array("slow \(milliseconds)".utf8), route: "slow"))
             }
+            return .later
         case "/busy":
             let milliseconds = Int(request.query?.split(separator: "=").last ?? "5") ?? 5
             Thread.sleep(forTimeInterval: Double(milliseconds) / 1000)
-            respond(HTTPResponse(status: .ok, body: Array("busy \(milliseconds)".utf8), route: "busy"))
+            return .response(HTTPResponse(status: .ok, body: Array("busy \(milliseconds)".utf8), route: "busy"))
         case "/big":
             let count = Int(request.query?.split(separator: "=").last ?? "0") ?? 0
-            respond(HTTPResponse(status: .ok, body: [UInt8](repeating: UInt8(ascii: "x"), count: count), route: "big"))
+            return .response(HTTPResponse(status: .ok, body: [UInt8](repeating: UInt8(ascii: "x"), count: count), route: "big"))
         case "/hold":
             // Like a long-poll: it answers when told that its client left.
             context.onClose { [self] in
                 closeHandlersRun.withLock { $0 += 1 }
                 respond(HTTPResponse(status: .ok, body: Array("released".utf8), route: "hold"))
             }
+            return .later
         default:
-            respond(HTTPResponse(status: .ok, body: Array("\(request.method) \(request.target)".utf8), route: "default"))
+            return .response(HTTPResponse(status: .ok, body: Array("\(request.method) \(request.target)".utf8), route: "default"))
         }
+    }
+}
+
+extension TestResponder {
+    /// Names the failure, so a test sees which one the server asked to
+    /// render; the contract's error body is the API layer's to write.
+    func errorResponse(for failure: HTTPFailure) -> HTTPResponse {
+        HTTPResponse(status: failure.status, headers: ["Content-Type": "text/plain"], body: Array("\(failure)".utf8))
     }
 }
 
@@ -55,8 +66,11 @@ final class RecordingObserver: HTTPServerObserver {
     func openConnectionsChanged(to count: Int) { counts.withLock { $0.append(count) } }
 }
 
-/// A running server on 127.0.0.1 and an ephemeral port, shut down afterwards.
-struct RunningServer {
+/// The bare HTTP layer on 127.0.0.1 and an ephemeral port, serving
+/// `TestResponder`, shut down afterwards: HTTP behaviour without the history
+/// application (for which `withRunningServer` starts the whole server).
+struct LoopbackServer {
+    let host: String
     let server: HTTPServer
     let responder: TestResponder
     let observer: RecordingObserver
@@ -67,31 +81,21 @@ struct RunningServer {
         try HTTPClientConnection(port: port, timeout: timeout)
     }
 
-    /// Two clients that hold the server up as badly as they can: one sends
-    /// half a head and stops, one asks for 20 MB and never reads.
+    /// Two clients that hold the server up as badly as they can (see
+    /// `stalledClients(host:port:unreadTarget:)`): the unread answer is 20 MB.
     func stalledClients() throws -> [HTTPClientConnection] {
-        let halfHead = try client()
-        try halfHead.sendRaw("GET /stalled HTTP/1.1\r\nHost: half-a-hea")
-        let neverReads = try client()
-        try neverReads.sendRaw("GET /big?n=20000000 HTTP/1.1\r\n\r\n")
-        return [halfHead, neverReads]
+        try HistoryTestSupport.stalledClients(host: host, port: port, unreadTarget: "/big?n=20000000")
     }
 
-    /// Polls (bounded) until `condition` holds; false if it never did.
-    func eventually(within: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + within
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return condition()
+    func eventually(within limit: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
+        HistoryTestSupport.eventually(within: limit, condition)
     }
 }
 
-func withRunningServer<R>(limits: HTTPLimits = HTTPLimits(), maximumConnections: Int = 10_000,
-                          host: String = "127.0.0.1",
-                          eventLoopCount: Int = HTTPServerConfiguration.defaultEventLoopCount,
-                          _ body: (RunningServer) throws -> R) throws -> R {
+func withLoopbackServer<R>(limits: HTTPLimits = HTTPLimits(), maximumConnections: Int = 10_000,
+                           host: String = "127.0.0.1",
+                           eventLoopCount: Int = HTTPServerConfiguration.defaultEventLoopCount,
+                           _ body: (LoopbackServer) throws -> R) throws -> R {
     let responder = TestResponder()
     let observer = RecordingObserver()
     let configuration = HTTPServerConfiguration(host: host, port: 0, maximumConnections: maximumConnections,
@@ -99,7 +103,7 @@ func withRunningServer<R>(limits: HTTPLimits = HTTPLimits(), maximumConnections:
     let server = HTTPServer(configuration: configuration, responder: responder, observer: observer)
     try server.start()
     defer { shutdownAndWait(server, grace: .milliseconds(100)) }
-    return try body(RunningServer(server: server, responder: responder, observer: observer))
+    return try body(LoopbackServer(host: host, server: server, responder: responder, observer: observer))
 }
 
 /// Shuts the server down and waits (bounded) for the completion.
@@ -108,10 +112,6 @@ func shutdownAndWait(_ server: HTTPServer, grace: Duration) -> Bool {
     let done = DispatchSemaphore(value: 0)
     server.shutdown(gracePeriod: grace) { done.signal() }
     return done.wait(timeout: .now() + .seconds(10)) == .success
-}
-
-extension HTTPClientConnection {
-    func sendRaw(_ text: String) throws { try sendRaw(Array(text.utf8)) }
 }
 
 func get(_ target: String, headers: HTTPHeaders = [:]) -> HTTPRequest {

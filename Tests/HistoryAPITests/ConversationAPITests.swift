@@ -1,7 +1,9 @@
 import Foundation
 import HTTPCore
 import HistoryAPI
+import HistoryClient
 import HistoryStore
+import HistoryTestSupport
 import Testing
 
 @Suite("API: conversations and health")
@@ -12,31 +14,32 @@ struct ConversationAPITests {
             #expect(created.status == 201)
             #expect(created.headers["Location"] == "/v1/conversations/general")
             #expect(created.headers["Content-Type"]?.hasPrefix("application/json") == true)
-            let object = try created.object()
-            #expect(Set(object.keys) == ["id", "title", "created_at", "message_count", "oldest_id", "newest_id", "version"])
-            #expect(object["id"] as? String == "general")
-            #expect(object["title"] as? String == "General chat")
-            #expect(object["message_count"] as? Int == 0)
-            #expect(object["oldest_id"] is NSNull)
-            #expect(object["version"] as? Int == 0)
+            let members = try created.decode(JSONTree.self)
+            #expect(members.keys == ["id", "title", "created_at", "message_count", "oldest_id", "newest_id", "version"])
+            #expect(members["oldest_id"] == .null)
+            let conversation = try created.decode(HistoryConversation.self)
+            #expect(conversation.id == "general")
+            #expect(conversation.title == "General chat")
+            #expect(conversation.messageCount == 0)
+            #expect(conversation.version == 0)
 
             let first = try client.appendMessage("general")
             let second = try client.appendMessage("general")
             let read = try client.get("/v1/conversations/general")
             #expect(read.status == 200)
-            let counters = try read.object()
-            #expect(counters["message_count"] as? Int == 2)
-            #expect(counters["oldest_id"] as? Int == first)
-            #expect(counters["newest_id"] as? Int == second)
-            #expect(counters["version"] as? Int == 2)
+            let counters = try read.decode(HistoryConversation.self)
+            #expect(counters.messageCount == 2)
+            #expect(counters.oldestID == first)
+            #expect(counters.newestID == second)
+            #expect(counters.version == 2)
         }
     }
 
     @Test func anEmptyBodyCreatesAConversationWithAGeneratedID() throws {
         try withRunningServer { client in
-            let created = try client.send(.post, "/v1/conversations", body: [])
+            let created = try client.request(.post, "/v1/conversations", body: [])
             #expect(created.status == 201)
-            let id = try #require(try created.object()["id"] as? String)
+            let id = try created.decode(HistoryConversation.self).id
             #expect(!id.isEmpty && id.count <= 64)
             #expect(try client.get("/v1/conversations/\(id)").status == 200)
             #expect(try client.post("/v1/conversations", "{}").status == 201)
@@ -79,7 +82,7 @@ struct ConversationAPITests {
     @Test func invalidUTF8IsInvalidJSON() throws {
         try withRunningServer { client in
             let bytes: [UInt8] = Array(#"{"title":""#.utf8) + [0xC0, 0xAF] + Array(#""}"#.utf8)
-            expectError(try client.send(.post, "/v1/conversations", body: bytes), 400, "invalid_json")
+            expectError(try client.request(.post, "/v1/conversations", body: bytes), 400, "invalid_json")
         }
     }
 
@@ -96,7 +99,7 @@ struct ConversationAPITests {
         try withRunningServer { client in
             let response = try client.get("/healthz")
             #expect(response.status == 200)
-            #expect(try response.object()["status"] as? String == "ok")
+            #expect(try response.decode(HealthStatus.self).isOK)
         }
     }
 

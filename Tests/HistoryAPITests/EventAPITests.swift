@@ -2,7 +2,9 @@ import Dispatch
 import Foundation
 import HTTPCore
 import HistoryAPI
+import HistoryClient
 import HistoryStore
+import HistoryTestSupport
 import Synchronization
 import Testing
 
@@ -18,30 +20,29 @@ struct EventAPITests {
 
             let all = try client.get("/v1/conversations/c/events")
             #expect(all.status == 200)
-            let object = try all.object()
-            #expect(Set(object.keys) == ["events", "has_more", "version"])
-            let events = try #require(object["events"] as? [[String: Any]])
+            #expect(try all.decode(JSONTree.self).keys == ["events", "has_more", "version"])
+            let batch = try all.decode(HistoryEventBatch.self)
             // Each message once, in the order of its last change, typed by the since asked about.
-            #expect(events.map { $0["type"] as? String } == ["created", "created"])
-            #expect(try all.messageIDs() == [first, second])
-            #expect(events.map { $0["version"] as? Int } == [3, 4])
-            #expect(object["version"] as? Int == 4)
-            #expect(object["has_more"] as? Bool == false)
+            #expect(batch.events.map(\.kind) == [.created, .created])
+            #expect(batch.events.map(\.message.id) == [first, second])
+            #expect(batch.events.map(\.version) == [3, 4])
+            #expect(batch.version == 4)
+            #expect(batch.hasMore == false)
 
             let later = try client.get("/v1/conversations/c/events?since=2")
-            let laterEvents = try #require(try later.object()["events"] as? [[String: Any]])
-            #expect(laterEvents.map { $0["type"] as? String } == ["edited", "deleted"])
+            #expect(try later.decode(HistoryEventBatch.self).events.map(\.kind) == [.edited, .deleted])
 
             let paged = try client.get("/v1/conversations/c/events?since=0&limit=1")
-            #expect(try paged.object()["has_more"] as? Bool == true)
-            #expect(try paged.object()["version"] as? Int == 3)
+            let firstOfTwo = try paged.decode(HistoryEventBatch.self)
+            #expect(firstOfTwo.hasMore == true)
+            #expect(firstOfTwo.version == 3)
 
             let filtered = try client.get("/v1/conversations/c/events?min_id=\(second)&max_id=\(second)")
             #expect(try filtered.messageIDs() == [second])
 
             let current = try client.get("/v1/conversations/c/events?since=4")
             #expect(try current.messageIDs().isEmpty)
-            #expect(try current.object()["version"] as? Int == 4)
+            #expect(try current.decode(HistoryEventBatch.self).version == 4)
         }
     }
 
@@ -79,13 +80,13 @@ struct EventAPITests {
             try poster.createConversation("live")
             try poller.send(HTTPRequest(method: .get, target: "/v1/conversations/live/events?since=0&wait=20"))
             // Parked before the post: the store counts it (bounded wait for the park).
-            let parked = waitUntil(seconds: 10) { server.application.store.parkedWaitCount == 1 }
+            let parked = eventually(within: .seconds(10)) { server.application.store.parkedWaitCount == 1 }
             #expect(parked)
             let id = try poster.appendMessage("live", body: "wake up")
             let answer = try poller.receive()
             #expect(answer.status == 200)
             #expect(try answer.messageIDs() == [id])
-            #expect(try answer.object()["version"] as? Int == 1)
+            #expect(try answer.decode(HistoryEventBatch.self).version == 1)
         }
     }
 
@@ -100,16 +101,16 @@ struct EventAPITests {
             try poster.createConversation("w")
             let first = try poster.appendMessage("w")
             try poller.send(HTTPRequest(method: .get, target: "/v1/conversations/w/events?since=1&wait=20&max_id=\(first)"))
-            #expect(waitUntil(seconds: 10) { server.application.store.parkedWaitCount == 1 })
+            #expect(eventually(within: .seconds(10)) { server.application.store.parkedWaitCount == 1 })
             // A new message is outside max_id: the poll parks again.
             try poster.appendMessage("w")
-            #expect(waitUntil(seconds: 10) { server.application.store.parkedWaitCount == 1 })
+            #expect(eventually(within: .seconds(10)) { server.application.store.parkedWaitCount == 1 })
             _ = try poster.patch("/v1/conversations/w/messages/\(first)", #"{"body":"in range"}"#)
             let answer = try poller.receive()
-            #expect(try answer.messageIDs() == [first])
-            let events = try #require(try answer.object()["events"] as? [[String: Any]])
-            #expect(events.first?["type"] as? String == "edited")
-            #expect(try answer.object()["version"] as? Int == 3)
+            let batch = try answer.decode(HistoryEventBatch.self)
+            #expect(batch.events.map(\.message.id) == [first])
+            #expect(batch.events.first?.kind == .edited)
+            #expect(batch.version == 3)
         }
     }
 
@@ -119,9 +120,10 @@ struct EventAPITests {
             try client.appendMessage("quiet")
             let answer = try client.get("/v1/conversations/quiet/events?since=1&wait=0.3")
             #expect(answer.status == 200)
-            #expect(try answer.messageIDs().isEmpty)
-            #expect(try answer.object()["version"] as? Int == 1)
-            #expect(try answer.object()["has_more"] as? Bool == false)
+            let batch = try answer.decode(HistoryEventBatch.self)
+            #expect(batch.events.isEmpty)
+            #expect(batch.version == 1)
+            #expect(batch.hasMore == false)
         }
     }
 
@@ -130,37 +132,28 @@ struct EventAPITests {
             let client = try server.connect()
             try client.createConversation("gone")
             try client.send(HTTPRequest(method: .get, target: "/v1/conversations/gone/events?wait=30"))
-            #expect(waitUntil(seconds: 10) { server.application.store.parkedWaitCount == 1 })
+            #expect(eventually(within: .seconds(10)) { server.application.store.parkedWaitCount == 1 })
             client.close()
-            #expect(waitUntil(seconds: 10) { server.application.store.parkedWaitCount == 0 })
+            #expect(eventually(within: .seconds(10)) { server.application.store.parkedWaitCount == 0 })
         }
     }
 
     @Test func shutdownAnswersParkedLongPolls() throws {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "history-api-drain-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let application = try HistoryApplicationFixture.start(in: folder)
-        let client = try HTTPClientConnection(host: "127.0.0.1", port: application.port, timeout: .seconds(30))
-        defer { client.close() }
-        try client.createConversation("drain")
-        try client.send(HTTPRequest(method: .get, target: "/v1/conversations/drain/events?wait=30"))
-        #expect(waitUntil(seconds: 10) { application.store.parkedWaitCount == 1 })
-        let stopped = Atomic<Bool>(false)
-        application.shutdown(gracePeriod: .seconds(5)) { stopped.store(true, ordering: .releasing) }
-        let answer = try client.receive()
-        #expect(answer.status == 200)
-        #expect(try answer.messageIDs().isEmpty)
-        #expect(try answer.object()["version"] as? Int == 0)
-        #expect(waitUntil(seconds: 10) { stopped.load(ordering: .acquiring) })
+        try withRunningServer { server in
+            let application = server.application
+            let client = try server.connect(timeout: .seconds(30))
+            defer { client.close() }
+            try client.createConversation("drain")
+            try client.send(HTTPRequest(method: .get, target: "/v1/conversations/drain/events?wait=30"))
+            #expect(eventually(within: .seconds(10)) { application.store.parkedWaitCount == 1 })
+            let stopped = Atomic<Bool>(false)
+            application.shutdown(gracePeriod: .seconds(5)) { stopped.store(true, ordering: .releasing) }
+            let answer = try client.receive()
+            #expect(answer.status == 200)
+            let batch = try answer.decode(HistoryEventBatch.self)
+            #expect(batch.events.isEmpty)
+            #expect(batch.version == 0)
+            #expect(eventually(within: .seconds(10)) { stopped.load(ordering: .acquiring) })
+        }
     }
-}
-
-/// Polls `condition` every 10 ms for at most `seconds`; true when it held.
-func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        Thread.sleep(forTimeInterval: 0.01)
-    }
-    return condition()
 }

@@ -2,7 +2,9 @@ import Dispatch
 import Foundation
 import HTTPCore
 import HistoryAPI
+import HistoryClient
 import HistoryStore
+import HistoryTestSupport
 import Synchronization
 import Testing
 
@@ -34,7 +36,7 @@ struct ExactPagesTests {
                         for index in 0..<Self.postsPerPoster {
                             let body = #"{"sender":"p\#(poster)","body":"post \#(index)","client_id":"p\#(poster)-\#(index)"}"#
                             let response = try client.post("/v1/conversations/g1/messages", body)
-                            if response.status != 201 { failures.withLock { $0.append("post: \(response.status) \(response.text)") } }
+                            if response.status != 201 { failures.withLock { $0.append("post: \(response.status) \(response.bodyText)") } }
                         }
                     } catch {
                         failures.withLock { $0.append("poster \(poster): \(error)") }
@@ -43,15 +45,14 @@ struct ExactPagesTests {
             }
 
             // Walk up with `after` while the posters run, until the posters are done and the walk is live.
-            var upward: [Int] = []
+            var upward: [Int64] = []
             var cursor = start
             var postersDone = false
             for _ in 0..<10_000 {
-                let page = try walker.get("/v1/conversations/g1/messages?limit=7&after=\(cursor)")
-                let ids = try page.messageIDs()
-                upward += ids
-                cursor = ids.last ?? cursor
-                let hasNewer = try page.object()["has_newer"] as? Bool ?? true
+                let page = try walker.get("/v1/conversations/g1/messages?limit=7&after=\(cursor)").decode(HistoryPage.self)
+                upward += page.messages.map(\.id)
+                cursor = page.newestID ?? cursor
+                let hasNewer = page.hasNewer
                 if !hasNewer && postersDone { break }
                 if !hasNewer { postersDone = group.wait(timeout: .now() + .milliseconds(5)) == .success }
             }
@@ -59,19 +60,18 @@ struct ExactPagesTests {
             #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
 
             // Walk down with `before` from the newest page to the first message.
-            var downward: [Int] = []
+            var downward: [Int64] = []
             var target = "/v1/conversations/g1/messages?limit=9"
             for _ in 0..<10_000 {
-                let page = try walker.get(target)
-                let ids = try page.messageIDs()
-                downward = ids + downward
-                guard try page.object()["has_older"] as? Bool == true, let oldest = ids.first else { break }
+                let page = try walker.get(target).decode(HistoryPage.self)
+                downward = page.messages.map(\.id) + downward
+                guard page.hasOlder, let oldest = page.oldestID else { break }
                 target = "/v1/conversations/g1/messages?limit=9&before=\(oldest)"
             }
 
             let total = 1 + 40 + Self.posters * Self.postsPerPoster
-            let conversation = try walker.get("/v1/conversations/g1").object()
-            #expect(conversation["message_count"] as? Int == total)
+            let conversation = try walker.get("/v1/conversations/g1").decode(HistoryConversation.self)
+            #expect(conversation.messageCount == Int64(total))
             #expect(downward.count == total)
             #expect(Set(downward).count == total)
             #expect(downward == downward.sorted())

@@ -1,13 +1,17 @@
 import Foundation
 import HTTPCore
 import HistoryAPI
+import HistoryClient
 import HistoryStore
+import HistoryTestSupport
 import Testing
 
-@Suite("API over HTTP: framing, limits, connections")
+/// What the contract adds on top of HTTP: routing answers, the body limit
+/// and the connection limit as the server is configured, and metrics.
+/// HTTP itself (framing, versions, keep-alive, pipelining, `Expect`) is
+/// tested once, on the bare HTTP layer, in HTTPCoreTests.
+@Suite("API over HTTP: routes, limits, metrics")
 struct HTTPBehaviourTests {
-    private func raw(_ text: String) -> [UInt8] { Array(text.utf8) }
-
     @Test func unknownPathIsNotFoundAndWrongMethodIsMethodNotAllowed() throws {
         try withRunningServer { client in
             expectError(try client.get("/nope"), 404, "not_found")
@@ -35,28 +39,6 @@ struct HTTPBehaviourTests {
         }
     }
 
-    @Test func garbageRequestLineIsBadRequest() throws {
-        try withRunningServer { client in
-            try client.sendRaw(raw("HELLO THERE\r\n\r\n"))
-            expectError(try client.receive(), 400, "bad_request")
-        }
-    }
-
-    @Test func unsupportedVersionIsRefused() throws {
-        try withRunningServer { client in
-            try client.sendRaw(raw("GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n"))
-            expectError(try client.receive(), 505, "http_version_not_supported")
-        }
-    }
-
-    @Test func oversizedHeadersAre431() throws {
-        try withRunningServer { client in
-            let filler = String(repeating: "a", count: 17 * 1024)
-            try client.sendRaw(raw("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Filler: \(filler)\r\n\r\n"))
-            expectError(try client.receive(), 431, "headers_too_large")
-        }
-    }
-
     @Test func oversizedBodyIs413AndStoresNothing() throws {
         try withRunningServer { server in
             let client = try server.connect()
@@ -66,7 +48,7 @@ struct HTTPBehaviourTests {
             expectError(try client.post("/v1/conversations/big/messages", body), 413, "payload_too_large")
             let other = try server.connect()
             defer { other.close() }
-            #expect(try other.get("/v1/conversations/big").object()["message_count"] as? Int == 0)
+            #expect(try other.get("/v1/conversations/big").decode(HistoryConversation.self).messageCount == 0)
         }
     }
 
@@ -77,118 +59,28 @@ struct HTTPBehaviourTests {
             try setup.createConversation("cut")
             let client = try server.connect()
             let body = #"{"sender":"a","body":"never complete"}"#
-            try client.sendRaw(raw("POST /v1/conversations/cut/messages HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
-                               + raw(String(body.prefix(10))))
+            try client.sendRaw("POST /v1/conversations/cut/messages HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+                               + body.prefix(10))
             client.close()
             // A later request on another connection sees nothing stored, and the server is fine.
-            #expect(try setup.get("/v1/conversations/cut").object()["message_count"] as? Int == 0)
+            #expect(try setup.get("/v1/conversations/cut").decode(HistoryConversation.self).messageCount == 0)
             // A body whose JSON is cut short but framed completely is invalid JSON.
             expectError(try setup.post("/v1/conversations/cut/messages", String(body.prefix(10))), 400, "invalid_json")
         }
     }
 
-    /// A coding we cannot undo on a body we can frame is 501; a body we
-    /// cannot even frame (chunked not last) is 400, as RFC 9112 §6.3 requires.
-    @Test func transferCodingsOtherThanChunkedAreNotImplemented() throws {
-        try withRunningServer { client in
-            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"))
-            expectError(try client.receive(), 501, "not_implemented")
-        }
-        try withRunningServer { client in
-            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n"))
-            expectError(try client.receive(), 400, "bad_request")
-        }
-    }
-
-    @Test func chunkedBodiesAreParsed() throws {
-        try withRunningServer { client in
-            let json = #"{"id":"chunky"}"#
-            let chunked = "5\r\n\(json.prefix(5))\r\n\(String(json.utf8.count - 5, radix: 16))\r\n\(json.dropFirst(5))\r\n0\r\n\r\n"
-            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\(chunked)"))
-            #expect(try client.receive().status == 201)
-            #expect(try client.get("/v1/conversations/chunky").status == 200)
-        }
-    }
-
-    @Test func expectationsOtherThanContinueFail() throws {
-        try withRunningServer { client in
-            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}"))
-            expectError(try client.receive(), 417, "expectation_failed")
-        }
-    }
-
-    @Test func expectContinueIsHonoured() throws {
-        try withRunningServer { client in
-            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}"))
-            var response = try client.receive()
-            if response.status == 100 { response = try client.receive() }
-            #expect(response.status == 201)
-        }
-    }
-
-    @Test func malformedContentLengthIsBadRequest() throws {
-        try withRunningServer { client in
-            try client.sendRaw(raw("POST /v1/conversations HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n"))
-            expectError(try client.receive(), 400, "bad_request")
-        }
-    }
-
     @Test func connectionsPastTheLimitAreRefused() throws {
-        try withRunningServer(maximumConnections: 1) { server in
+        var configuration = RunningServer.defaultConfiguration
+        configuration.maximumConnections = 1
+        try withRunningServer(configuration: configuration) { server in
             let first = try server.connect()
             defer { first.close() }
             #expect(try first.get("/healthz").status == 200)
             let second = try server.connect()
             defer { second.close() }
-            try? second.sendRaw(raw("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"))
+            try? second.sendRaw("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
             expectError(try second.receive(), 503, "too_many_connections")
             #expect(try first.get("/healthz").status == 200)
-        }
-    }
-
-    @Test func pipelinedRequestsAreAnsweredInOrder() throws {
-        try withRunningServer { client in
-            try client.createConversation("p")
-            let body = raw(#"{"sender":"a","body":"x"}"#)
-            try client.send(HTTPRequest(method: .post, target: "/v1/conversations/p/messages",
-                                        headers: ["Content-Length": "\(body.count)"], body: body))
-            try client.send(HTTPRequest(method: .get, target: "/nope"))
-            try client.send(HTTPRequest(method: .get, target: "/v1/conversations/p"))
-            try client.sendRaw(raw("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/conversations/p/messages HTTP/1.1\r\nHost: x\r\n\r\n"))
-            #expect(try client.receive().status == 201)
-            #expect(try client.receive().status == 404)
-            #expect(try client.receive().object()["message_count"] as? Int == 1)
-            #expect(try client.receive().status == 200)
-            #expect(try client.receive().messageIDs().count == 1)
-        }
-    }
-
-    @Test func keepAliveServesManyRequestsOnOneConnection() throws {
-        try withRunningServer { client in
-            try client.createConversation("k")
-            for index in 0..<50 {
-                #expect(try client.appendMessage("k", body: "n\(index)") > 0)
-            }
-            #expect(try client.get("/v1/conversations/k").object()["message_count"] as? Int == 50)
-            #expect(!client.receiveIsClosed(within: .milliseconds(100)))
-        }
-    }
-
-    @Test func http10AndConnectionCloseCloseAfterTheAnswer() throws {
-        try withRunningServer { server in
-            let old = try server.connect()
-            defer { old.close() }
-            try old.sendRaw(raw("GET /healthz HTTP/1.0\r\n\r\n"))
-            let answer = try old.receive()
-            #expect(answer.status == 200)
-            #expect(old.receiveIsClosed(within: .seconds(5)))
-
-            let closing = try server.connect()
-            defer { closing.close() }
-            let response = try closing.request(HTTPRequest(method: .get, target: "/healthz", headers: ["Connection": "close"]))
-            #expect(response.status == 200)
-            #expect(response.headers["Connection"]?.lowercased() == "close")
-            #expect(closing.receiveIsClosed(within: .seconds(5)))
         }
     }
 
@@ -201,7 +93,7 @@ struct HTTPBehaviourTests {
             let response = try client.get("/metrics")
             #expect(response.status == 200)
             #expect(response.headers["Content-Type"]?.hasPrefix("text/plain; version=0.0.4") == true)
-            let text = response.text
+            let text = response.bodyText
             for family in ["# TYPE history_http_requests_total counter",
                            "# TYPE history_http_request_duration_seconds histogram",
                            "# TYPE history_open_connections gauge",

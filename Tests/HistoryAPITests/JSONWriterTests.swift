@@ -1,6 +1,8 @@
 import Foundation
 import HTTPCore
+import HistoryClient
 import HistoryStore
+import HistoryTestSupport
 import Testing
 @testable import HistoryAPI
 
@@ -21,75 +23,78 @@ struct JSONWriterTests {
         MessageRows(messages, conversationID: ConversationID("general")!)
     }
 
-    /// Parses with Foundation: proof that the bytes are JSON other parsers accept.
-    private func object(_ bytes: [UInt8]) throws -> [String: Any] {
-        let value = try JSONSerialization.jsonObject(with: Data(bytes))
-        return try #require(value as? [String: Any])
+    /// Decodes with Foundation into the client's model: proof that the
+    /// bytes are JSON other parsers accept, in the contract's shape.
+    private func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws -> T {
+        try HistoryJSON.makeDecoder().decode(T.self, from: Data(bytes))
+    }
+
+    /// The document as written, to tell a `null` member from an absent one.
+    private func members(_ bytes: [UInt8]) throws -> JSONTree {
+        try JSONDecoder().decode(JSONTree.self, from: Data(bytes))
     }
 
     @Test func messageRoundTripsWithEveryKey() throws {
         let message = sampleMessage(id: 4711)
-        let decoded = try object(JSONWriter.message(message))
-        #expect(Set(decoded.keys) == Self.messageKeys)
-        #expect(decoded["id"] as? Int == 4711)
-        #expect(decoded["conversation_id"] as? String == "general")
-        #expect(decoded["sender"] as? String == "ana")
-        #expect(decoded["body"] as? String == message.body)
-        #expect(decoded["created_at"] as? String == "2026-11-21T10:00:00.123Z")
-        #expect(decoded["edited_at"] is NSNull)
-        #expect(decoded["deleted"] as? Bool == false)
-        #expect(decoded["reply_to"] is NSNull)
-        #expect(decoded["client_id"] is NSNull)
-        #expect(decoded["version"] as? Int == 9001)
+        let written = try members(JSONWriter.message(message))
+        #expect(written.keys == Self.messageKeys)
+        #expect(written["created_at"] == .string("2026-11-21T10:00:00.123Z"))
+        #expect(written["edited_at"] == .null && written["reply_to"] == .null && written["client_id"] == .null)
+        let decoded = try decode(HistoryMessage.self, JSONWriter.message(message))
+        #expect(decoded.id == 4711)
+        #expect(decoded.conversationID == "general")
+        #expect(decoded.sender == "ana")
+        #expect(decoded.body == message.body)
+        #expect(decoded.deleted == false)
+        #expect(decoded.version == 9001)
 
-        let edited = try object(JSONWriter.message(sampleMessage(id: 1, edited: true)))
-        #expect(edited["edited_at"] as? String == "2026-11-21T10:00:01.000Z")
-        #expect(edited["reply_to"] as? Int == 3)
-        #expect(edited["client_id"] as? String == "c-1")
+        let edited = try members(JSONWriter.message(sampleMessage(id: 1, edited: true)))
+        #expect(edited["edited_at"] == .string("2026-11-21T10:00:01.000Z"))
+        #expect(edited["reply_to"] == .integer(3))
+        #expect(edited["client_id"] == .string("c-1"))
     }
 
     @Test func conversationRoundTrips() throws {
         let empty = Conversation(id: ConversationID("c_1-x")!, title: nil, createdAt: Timestamp(millisecondsSinceEpoch: 0),
                                  messageCount: 0, oldestID: nil, newestID: nil, version: 0)
-        let decoded = try object(JSONWriter.conversation(empty))
-        #expect(Set(decoded.keys) == ["id", "title", "created_at", "message_count", "oldest_id", "newest_id", "version"])
-        #expect(decoded["title"] is NSNull)
-        #expect(decoded["oldest_id"] is NSNull)
-        #expect(decoded["created_at"] as? String == "1970-01-01T00:00:00.000Z")
+        let written = try members(JSONWriter.conversation(empty))
+        #expect(written.keys == ["id", "title", "created_at", "message_count", "oldest_id", "newest_id", "version"])
+        #expect(written["title"] == .null && written["oldest_id"] == .null)
+        #expect(written["created_at"] == .string("1970-01-01T00:00:00.000Z"))
         var full = empty
         full.title = "Tea \"party\""
         full.messageCount = 3
         full.oldestID = 1
         full.newestID = Int64.max
         full.version = 7
-        let decodedFull = try object(JSONWriter.conversation(full))
-        #expect(decodedFull["title"] as? String == "Tea \"party\"")
-        #expect(decodedFull["newest_id"] as? Int == Int.max)
-        #expect(decodedFull["message_count"] as? Int == 3)
+        let decodedFull = try decode(HistoryConversation.self, JSONWriter.conversation(full))
+        #expect(decodedFull.title == "Tea \"party\"")
+        #expect(decodedFull.newestID == Int64.max)
+        #expect(decodedFull.messageCount == 3)
     }
 
     @Test func pageRoundTripsWithOptionalMembersOnlyWhenSet() throws {
         let messages = (1...3).map { sampleMessage(id: Int64($0)) }
-        let plain = try object(JSONWriter.page(Page(rows: rows(messages), hasOlder: true, hasNewer: false, version: 12)))
-        #expect(Set(plain.keys) == ["messages", "has_older", "has_newer", "oldest_id", "newest_id", "version"])
-        #expect((plain["messages"] as? [[String: Any]])?.compactMap { $0["id"] as? Int } == [1, 2, 3])
-        #expect(plain["has_older"] as? Bool == true)
-        #expect(plain["oldest_id"] as? Int == 1)
-        #expect(plain["newest_id"] as? Int == 3)
+        let plainBytes = JSONWriter.page(Page(rows: rows(messages), hasOlder: true, hasNewer: false, version: 12))
+        #expect(try members(plainBytes).keys == ["messages", "has_older", "has_newer", "oldest_id", "newest_id", "version"])
+        let plain = try decode(HistoryPage.self, plainBytes)
+        #expect(plain.messages.map(\.id) == [1, 2, 3])
+        #expect(plain.hasOlder == true)
+        #expect(plain.oldestID == 1)
+        #expect(plain.newestID == 3)
 
-        let around = try object(JSONWriter.page(Page(rows: rows(messages), hasOlder: false, hasNewer: false, version: 1,
-                                                     anchor: .init(id: 2, found: true, index: 1), reset: false)))
-        #expect(Set(around.keys) == ["messages", "has_older", "has_newer", "oldest_id", "newest_id", "version", "anchor", "reset"])
-        let anchor = try #require(around["anchor"] as? [String: Any])
-        #expect(anchor["id"] as? Int == 2)
-        #expect(anchor["found"] as? Bool == true)
-        #expect(anchor["index"] as? Int == 1)
-        #expect(around["reset"] as? Bool == false)
+        let aroundBytes = JSONWriter.page(Page(rows: rows(messages), hasOlder: false, hasNewer: false, version: 1,
+                                               anchor: .init(id: 2, found: true, index: 1), reset: false))
+        #expect(try members(aroundBytes).keys
+                == ["messages", "has_older", "has_newer", "oldest_id", "newest_id", "version", "anchor", "reset"])
+        let around = try decode(HistoryPage.self, aroundBytes)
+        #expect(around.anchor == HistoryPage.Anchor(id: 2, found: true, index: 1))
+        #expect(around.reset == false)
 
-        let empty = try object(JSONWriter.page(Page(rows: rows([]), hasOlder: false, hasNewer: false, version: 0,
-                                                    anchor: .init(id: 9, found: false, index: nil))))
-        #expect(empty["oldest_id"] is NSNull)
-        #expect((try #require(empty["anchor"] as? [String: Any]))["index"] is NSNull)
+        let empty = try members(JSONWriter.page(Page(rows: rows([]), hasOlder: false, hasNewer: false, version: 0,
+                                                     anchor: .init(id: 9, found: false, index: nil))))
+        #expect(empty["oldest_id"] == .null)
+        #expect(empty["anchor"]?["index"] == .null)
     }
 
     @Test func changeFeedRoundTrips() throws {
@@ -98,13 +103,15 @@ struct JSONWriterTests {
             ChangeEvent(kind: .edited, message: sampleMessage(id: 2, edited: true)),
             ChangeEvent(kind: .deleted, message: sampleMessage(id: 3, body: "")),
         ], hasMore: true, version: 9001)
-        let decoded = try object(JSONWriter.changeFeed(feed))
-        #expect(Set(decoded.keys) == ["events", "has_more", "version"])
-        let events = try #require(decoded["events"] as? [[String: Any]])
-        #expect(events.map { $0["type"] as? String } == ["created", "edited", "deleted"])
-        #expect(events.allSatisfy { Set($0.keys) == ["version", "type", "message"] })
-        #expect(events.allSatisfy { Set(($0["message"] as? [String: Any])?.keys ?? [:].keys) == Self.messageKeys })
-        #expect(decoded["has_more"] as? Bool == true)
+        let written = try members(JSONWriter.changeFeed(feed))
+        #expect(written.keys == ["events", "has_more", "version"])
+        let events = written["events"]?.elements ?? []
+        #expect(events.count == 3)
+        #expect(events.allSatisfy { $0.keys == ["version", "type", "message"] })
+        #expect(events.allSatisfy { $0["message"]?.keys == Self.messageKeys })
+        let decoded = try decode(HistoryEventBatch.self, JSONWriter.changeFeed(feed))
+        #expect(decoded.events.map(\.kind) == [.created, .edited, .deleted])
+        #expect(decoded.hasMore == true)
     }
 
     /// A page is written from stored rows, a single message from a
@@ -148,10 +155,9 @@ struct JSONWriterTests {
         let messages = (1...3).map { Message(id: $0, conversationID: ConversationID("general")!, sender: String(repeating: "\u{2}", count: 64),
                                               body: body, createdAt: Timestamp(millisecondsSinceEpoch: 0), editedAt: nil,
                                               deleted: false, replyTo: nil, clientID: String(repeating: "\"", count: 128), version: 1) }
-        let decoded = try object(JSONWriter.page(Page(rows: rows(messages), hasOlder: false, hasNewer: false, version: 1)))
-        let written = try #require(decoded["messages"] as? [[String: Any]])
-        #expect(written.map { $0["body"] as? String } == messages.map(\.body))
-        #expect(try object(JSONWriter.message(messages[0]))["client_id"] as? String == messages[0].clientID)
+        let decoded = try decode(HistoryPage.self, JSONWriter.page(Page(rows: rows(messages), hasOlder: false, hasNewer: false, version: 1)))
+        #expect(decoded.messages.map(\.body) == messages.map(\.body))
+        #expect(try decode(HistoryMessage.self, JSONWriter.message(messages[0])).clientID == messages[0].clientID)
     }
 
     @Test func stringsEscapeExactlyAsHTTPCoreDoes() {

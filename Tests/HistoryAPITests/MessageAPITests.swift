@@ -1,7 +1,9 @@
 import Foundation
 import HTTPCore
 import HistoryAPI
+import HistoryClient
 import HistoryStore
+import HistoryTestSupport
 import Testing
 
 @Suite("API: append, edit, delete")
@@ -15,18 +17,17 @@ struct MessageAPITests {
             try client.createConversation("c")
             let response = try client.post("/v1/conversations/c/messages", #"{"sender":"ana","body":"hi \"there\"\n😀","extra":{"x":1}}"#)
             #expect(response.status == 201)
-            let message = try response.object()
-            #expect(Set(message.keys) == Self.messageKeys)
-            #expect(message["conversation_id"] as? String == "c")
-            #expect(message["sender"] as? String == "ana")
-            #expect(message["body"] as? String == "hi \"there\"\n😀")
-            #expect(message["edited_at"] is NSNull)
-            #expect(message["deleted"] as? Bool == false)
-            #expect(message["reply_to"] is NSNull)
-            #expect(message["client_id"] is NSNull)
-            #expect(message["version"] as? Int == 1)
-            let createdAt = try #require(message["created_at"] as? String)
+            let members = try response.decode(JSONTree.self)
+            #expect(members.keys == Self.messageKeys)
+            #expect(members["edited_at"] == .null && members["reply_to"] == .null && members["client_id"] == .null)
+            let createdAt = try #require(members["created_at"]?.string)
             #expect(createdAt.count == 24 && createdAt.hasSuffix("Z"))
+            let message = try response.decode(HistoryMessage.self)
+            #expect(message.conversationID == "c")
+            #expect(message.sender == "ana")
+            #expect(message.body == "hi \"there\"\n😀")
+            #expect(message.deleted == false)
+            #expect(message.version == 1)
         }
     }
 
@@ -38,9 +39,11 @@ struct MessageAPITests {
             #expect(first.status == 201)
             let again = try client.post("/v1/conversations/c/messages", body)
             #expect(again.status == 200)
-            #expect(try again.object()["id"] as? Int == (try first.object()["id"] as? Int))
-            #expect(try again.object()["client_id"] as? String == "k-1")
-            #expect(try client.get("/v1/conversations/c").object()["message_count"] as? Int == 1)
+            let original = try first.decode(HistoryMessage.self)
+            let answered = try again.decode(HistoryMessage.self)
+            #expect(answered.id == original.id)
+            #expect(answered.clientID == "k-1")
+            #expect(try client.get("/v1/conversations/c").decode(HistoryConversation.self).messageCount == 1)
             expectError(try client.post("/v1/conversations/c/messages", #"{"sender":"ana","body":"other","client_id":"k-1"}"#),
                         409, "client_id_conflict")
         }
@@ -54,7 +57,7 @@ struct MessageAPITests {
             let elsewhere = try client.appendMessage("d")
             let reply = try client.post("/v1/conversations/c/messages", #"{"sender":"bo","body":"re","reply_to":\#(target)}"#)
             #expect(reply.status == 201)
-            #expect(try reply.object()["reply_to"] as? Int == target)
+            #expect(try reply.decode(HistoryMessage.self).replyTo == target)
             expectError(try client.post("/v1/conversations/c/messages", #"{"sender":"bo","body":"re","reply_to":\#(elsewhere)}"#),
                         422, "reply_to_not_found")
             expectError(try client.post("/v1/conversations/c/messages", #"{"sender":"bo","body":"re","reply_to":999999}"#),
@@ -91,7 +94,7 @@ struct MessageAPITests {
         try withRunningServer { client in
             try client.createConversation("c")
             expectError(try client.post("/v1/conversations/c/messages", body), 400, code)
-            #expect(try client.get("/v1/conversations/c").object()["message_count"] as? Int == 0)
+            #expect(try client.get("/v1/conversations/c").decode(HistoryConversation.self).messageCount == 0)
         }
     }
 
@@ -104,7 +107,7 @@ struct MessageAPITests {
             let response = try client.post("/v1/conversations/c/messages",
                                             "{\"sender\":\"\(sender)\",\"body\":\"\(body)\",\"client_id\":\"\(clientID)\"}")
             #expect(response.status == 201)
-            #expect(try response.object()["body"] as? String == body)
+            #expect(try response.decode(HistoryMessage.self).body == body)
         }
     }
 
@@ -120,10 +123,10 @@ struct MessageAPITests {
             let id = try client.appendMessage("c")
             let edited = try client.patch("/v1/conversations/c/messages/\(id)", #"{"body":"changed"}"#)
             #expect(edited.status == 200)
-            let message = try edited.object()
-            #expect(message["body"] as? String == "changed")
-            #expect(message["edited_at"] is String)
-            #expect(message["version"] as? Int == 2)
+            let message = try edited.decode(HistoryMessage.self)
+            #expect(message.body == "changed")
+            #expect(message.editedAt != nil)
+            #expect(message.version == 2)
             expectError(try client.patch("/v1/conversations/c/messages/\(id)", #"{"body":""}"#), 400, "invalid_body")
             expectError(try client.patch("/v1/conversations/c/messages/\(id)", #"{}"#), 400, "invalid_body")
             expectError(try client.patch("/v1/conversations/c/messages/\(id)", "nope"), 400, "invalid_json")
@@ -138,17 +141,17 @@ struct MessageAPITests {
             let id = try client.appendMessage("c", body: "secret")
             let deleted = try client.delete("/v1/conversations/c/messages/\(id)")
             #expect(deleted.status == 200)
-            let tombstone = try deleted.object()
-            #expect(tombstone["deleted"] as? Bool == true)
-            #expect(tombstone["body"] as? String == "")
+            let tombstone = try deleted.decode(HistoryMessage.self)
+            #expect(tombstone.deleted == true)
+            #expect(tombstone.body == "")
             let again = try client.delete("/v1/conversations/c/messages/\(id)")
             #expect(again.status == 200)
-            #expect(try again.object()["version"] as? Int == tombstone["version"] as? Int)
+            #expect(try again.decode(HistoryMessage.self).version == tombstone.version)
             expectError(try client.patch("/v1/conversations/c/messages/\(id)", #"{"body":"x"}"#), 409, "message_deleted")
             expectError(try client.delete("/v1/conversations/c/messages/424242"), 404, "message_not_found")
             // The tombstone keeps its place and its count.
             #expect(try client.get("/v1/conversations/c/messages").messageIDs() == [id])
-            #expect(try client.get("/v1/conversations/c").object()["message_count"] as? Int == 1)
+            #expect(try client.get("/v1/conversations/c").decode(HistoryConversation.self).messageCount == 1)
         }
     }
 

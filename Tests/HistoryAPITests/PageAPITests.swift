@@ -1,17 +1,19 @@
 import Foundation
 import HTTPCore
 import HistoryAPI
+import HistoryClient
 import HistoryStore
+import HistoryTestSupport
 import Testing
 
 @Suite("API: pages")
 struct PageAPITests {
     /// A conversation "c" of `count` messages; returns their ids ascending.
-    private func seed(_ client: HTTPClientConnection, count: Int) throws -> [Int] {
+    private func seed(_ client: HTTPClientConnection, count: Int) throws -> [Int64] {
         try client.createConversation("c")
         // Another conversation's messages interleave the global ids.
         try client.createConversation("other")
-        var ids: [Int] = []
+        var ids: [Int64] = []
         for index in 0..<count {
             ids.append(try client.appendMessage("c", body: "m\(index)"))
             if index % 3 == 0 { try client.appendMessage("other") }
@@ -19,10 +21,14 @@ struct PageAPITests {
         return ids
     }
 
-    private func page(_ client: HTTPClientConnection, _ query: String) throws -> (ids: [Int], object: [String: Any]) {
+    /// A page of "c" decoded, with its members as written (to tell a
+    /// `null` member from an absent one).
+    private func page(_ client: HTTPClientConnection, _ query: String)
+        throws -> (ids: [Int64], page: HistoryPage, members: JSONTree) {
         let response = try client.get("/v1/conversations/c/messages\(query)")
-        #expect(response.status == 200, "\(query): \(response.text)")
-        return (try response.messageIDs(), try response.object())
+        #expect(response.status == 200, "\(query): \(response.bodyText)")
+        let page = try response.decode(HistoryPage.self)
+        return (page.messages.map(\.id), page, try response.decode(JSONTree.self))
     }
 
     @Test func newestBeforeAfterAndBetween() throws {
@@ -30,40 +36,40 @@ struct PageAPITests {
             let ids = try seed(client, count: 30)
             let newest = try page(client, "?limit=10")
             #expect(newest.ids == Array(ids[20...]))
-            #expect(newest.object["has_older"] as? Bool == true)
-            #expect(newest.object["has_newer"] as? Bool == false)
-            #expect(newest.object["oldest_id"] as? Int == ids[20])
-            #expect(newest.object["newest_id"] as? Int == ids[29])
-            #expect(newest.object["version"] as? Int == 30)
-            #expect(newest.object["anchor"] == nil && newest.object["reset"] == nil)
+            #expect(newest.page.hasOlder == true)
+            #expect(newest.page.hasNewer == false)
+            #expect(newest.page.oldestID == ids[20])
+            #expect(newest.page.newestID == ids[29])
+            #expect(newest.page.version == 30)
+            #expect(newest.members["anchor"] == nil && newest.members["reset"] == nil)
 
             let before = try page(client, "?limit=10&before=\(ids[20])")
             #expect(before.ids == Array(ids[10..<20]))
-            #expect(before.object["has_older"] as? Bool == true)
-            #expect(before.object["has_newer"] as? Bool == true)
+            #expect(before.page.hasOlder == true)
+            #expect(before.page.hasNewer == true)
 
             let bottom = try page(client, "?before=\(ids[3])")
             #expect(bottom.ids == Array(ids[0..<3]))
-            #expect(bottom.object["has_older"] as? Bool == false)
+            #expect(bottom.page.hasOlder == false)
 
             let after = try page(client, "?limit=5&after=\(ids[24])")
             #expect(after.ids == Array(ids[25...]))
-            #expect(after.object["has_newer"] as? Bool == false)
-            #expect(after.object["has_older"] as? Bool == true)
+            #expect(after.page.hasNewer == false)
+            #expect(after.page.hasOlder == true)
 
             let between = try page(client, "?limit=3&after=\(ids[4])&before=\(ids[12])")
             #expect(between.ids == Array(ids[5..<8]))
-            #expect(between.object["has_older"] as? Bool == false)
-            #expect(between.object["has_newer"] as? Bool == true)
+            #expect(between.page.hasOlder == false)
+            #expect(between.page.hasNewer == true)
 
             let defaultLimit = try page(client, "")
             #expect(defaultLimit.ids == ids)
-            #expect(defaultLimit.object["has_older"] as? Bool == false)
+            #expect(defaultLimit.page.hasOlder == false)
 
             let empty = try page(client, "?before=\(ids[0])")
             #expect(empty.ids.isEmpty)
-            #expect(empty.object["oldest_id"] is NSNull)
-            #expect(empty.object["newest_id"] is NSNull)
+            #expect(empty.members["oldest_id"] == .null)
+            #expect(empty.members["newest_id"] == .null)
         }
     }
 
@@ -74,20 +80,19 @@ struct PageAPITests {
             let ids = try seed(client, count: 12)
             let first = try page(client, "?limit=5&after=0")
             #expect(first.ids == Array(ids[..<5]))
-            #expect(first.object["has_older"] as? Bool == false)
-            #expect(first.object["has_newer"] as? Bool == true)
+            #expect(first.page.hasOlder == false)
+            #expect(first.page.hasNewer == true)
 
             let empty = try page(client, "?limit=5&before=0")
             #expect(empty.ids.isEmpty)
-            #expect(empty.object["oldest_id"] is NSNull && empty.object["newest_id"] is NSNull)
-            #expect(empty.object["has_older"] as? Bool == false)
-            #expect(empty.object["has_newer"] as? Bool == true)
+            #expect(empty.members["oldest_id"] == .null && empty.members["newest_id"] == .null)
+            #expect(empty.page.hasOlder == false)
+            #expect(empty.page.hasNewer == true)
 
             let around = try page(client, "?limit=4&around=0")
             #expect(around.ids == Array(ids[..<4]))
-            let anchor = around.object["anchor"] as? [String: Any]
-            #expect(anchor?["found"] as? Bool == false)
-            #expect(anchor?["index"] is NSNull)
+            #expect(around.page.anchor?.found == false)
+            #expect(around.members["anchor"]?["index"] == .null)
         }
     }
 
@@ -96,21 +101,17 @@ struct PageAPITests {
             let ids = try seed(client, count: 30)
             let middle = try page(client, "?limit=6&around=\(ids[15])")
             #expect(middle.ids == Array(ids[12..<18]))
-            let anchor = try #require(middle.object["anchor"] as? [String: Any])
-            #expect(anchor["id"] as? Int == ids[15])
-            #expect(anchor["found"] as? Bool == true)
-            #expect(anchor["index"] as? Int == 3)
+            #expect(middle.page.anchor == HistoryPage.Anchor(id: ids[15], found: true, index: 3))
 
             let nearTop = try page(client, "?limit=6&around=\(ids[1])")
             #expect(nearTop.ids == Array(ids[0..<6]))
-            #expect((nearTop.object["anchor"] as? [String: Any])?["index"] as? Int == 1)
+            #expect(nearTop.page.anchor?.index == 1)
 
             // An id of the other conversation is a position here, not a message.
             let otherID = ids[15] + 1
             let missing = try page(client, "?limit=4&around=\(otherID)")
-            let missingAnchor = try #require(missing.object["anchor"] as? [String: Any])
-            #expect(missingAnchor["found"] as? Bool == false)
-            #expect(missingAnchor["index"] is NSNull)
+            #expect(missing.page.anchor?.found == false)
+            #expect(missing.members["anchor"]?["index"] == .null)
         }
     }
 
@@ -118,12 +119,12 @@ struct PageAPITests {
         try withRunningServer { client in
             let ids = try seed(client, count: 30)
             let near = try page(client, "?limit=10&after=\(ids[25])&window=10")
-            #expect(near.object["reset"] as? Bool == false)
+            #expect(near.page.reset == false)
             #expect(near.ids == Array(ids[26...]))
             let far = try page(client, "?limit=10&after=\(ids[2])&window=10")
-            #expect(far.object["reset"] as? Bool == true)
+            #expect(far.page.reset == true)
             #expect(far.ids == Array(ids[20...]))
-            #expect(far.object["has_newer"] as? Bool == false)
+            #expect(far.page.hasNewer == false)
         }
     }
 
@@ -151,7 +152,7 @@ struct PageAPITests {
             let ids = try seed(client, count: 3)
             #expect(try page(client, "?foo=1&foo=2&limit=200").ids == ids)
             #expect(try page(client, "?limit=1").ids == [ids[2]])
-            #expect(try page(client, "?after=\(ids[0])&window=10000&limit=1").object["reset"] as? Bool == false)
+            #expect(try page(client, "?after=\(ids[0])&window=10000&limit=1").page.reset == false)
         }
     }
 }

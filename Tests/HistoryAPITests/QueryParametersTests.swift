@@ -5,28 +5,28 @@ import Testing
 struct QueryParametersTests {
     @Test func decodesPercentAndPlus() throws {
         let query = QueryParameters("a=1&b=x+y%20z&c&%6Cimit=5&empty=&&")
-        #expect(try query.value("a", invalid: APIError.invalidCursor) == "1")
-        #expect(try query.value("b", invalid: APIError.invalidCursor) == "x y z")
-        #expect(try query.value("c", invalid: APIError.invalidCursor) == "")
-        #expect(try query.value("limit", invalid: APIError.invalidLimit) == "5")
-        #expect(try query.value("empty", invalid: APIError.invalidLimit) == "")
-        #expect(try query.value("missing", invalid: APIError.invalidLimit) == nil)
-        #expect(try QueryParameters(nil).value("a", invalid: APIError.invalidLimit) == nil)
+        #expect(try query.value("a", invalid: .invalidCursor) == "1")
+        #expect(try query.value("b", invalid: .invalidCursor) == "x y z")
+        #expect(try query.value("c", invalid: .invalidCursor) == "")
+        #expect(try query.value("limit", invalid: .invalidLimit) == "5")
+        #expect(try query.value("empty", invalid: .invalidLimit) == "")
+        #expect(try query.value("missing", invalid: .invalidLimit) == nil)
+        #expect(try QueryParameters(nil).value("a", invalid: .invalidLimit) == nil)
     }
 
     @Test func repeatedKnownParameterIsItsOwnError() throws {
         let query = QueryParameters("limit=5&before=3&limit=6")
-        #expect(throws: APIError.invalidLimit("limit is given more than once")) {
-            try query.value("limit", invalid: APIError.invalidLimit)
+        #expect(throws: APIError(.invalidLimit, "limit is given more than once")) {
+            try query.value("limit", invalid: .invalidLimit)
         }
         // Repeated unknown parameters are ignored.
-        #expect(try QueryParameters("x=1&x=2&before=3").value("before", invalid: APIError.invalidCursor) == "3")
+        #expect(try QueryParameters("x=1&x=2&before=3").value("before", invalid: .invalidCursor) == "3")
     }
 
     @Test(arguments: ["before=%", "before=%4", "before=%zz", "before=%FF", "before=1%"])
     func malformedPercentIsTheParametersError(_ text: String) {
-        #expect(throws: APIError.invalidCursor("before has a malformed percent-encoding")) {
-            try QueryParameters(Substring(text)).value("before", invalid: APIError.invalidCursor)
+        #expect(throws: APIError(.invalidCursor, "before has a malformed percent-encoding")) {
+            try QueryParameters(Substring(text)).value("before", invalid: .invalidCursor)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import HistoryTestSupport
 import Synchronization
 import Testing
 @testable import HistoryAPI
@@ -26,7 +27,7 @@ struct RouterTests {
         router.add(.post, "/v1/conversations/{cid}/messages", handler: echo)
         router.add(.patch, "/v1/conversations/{cid}/messages/{id}", handler: echo)
         router.add(.delete, "/v1/conversations/{cid}/messages/{id}", handler: echo)
-        router.add(.get, "/boom") { _ throws(APIError) in throw APIError.invalidLimit("nope") }
+        router.add(.get, "/boom") { _ throws(APIError) in throw APIError(.invalidLimit, "nope") }
         let answer = Mutex<HTTPResponse?>(nil)
         router.handle(HTTPRequest(method: method, target: target), context: OpenContext()) { response in
             answer.withLock { $0 = response }
@@ -34,10 +35,9 @@ struct RouterTests {
         return answer.withLock { $0 }!
     }
 
+    /// `error.code` of the contract's error body, nil when the body is not one.
     private func errorCode(_ response: HTTPResponse) -> String? {
-        let text = String(decoding: response.body, as: UTF8.self)
-        guard let range = text.range(of: #""code":""#) else { return nil }
-        return String(text[range.upperBound...].prefix { $0 != "\"" })
+        (try? JSONDecoder().decode(ContractErrorBody.self, from: Data(response.body)))?.error.code
     }
 
     @Test func matchesPatternsAndDecodesSegments() {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import HistoryAPI
+import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 
@@ -33,7 +34,7 @@ struct StorageFullAPITests {
             // Reads still answer, and say exactly what was stored.
             let conversation = try client.get("/v1/conversations/full")
             #expect(conversation.status == 200)
-            #expect(conversation.text.contains(#""message_count":\#(created),"#))
+            #expect(conversation.bodyText.contains(#""message_count":\#(created),"#))
             // Room again: the same post is stored.
             _ = store.withWriterConnection { (try? $0.scalarInt64(sql: "PRAGMA max_page_count = 1073741823")) ?? nil }
             #expect(try client.post("/v1/conversations/full/messages", post).status == 201)

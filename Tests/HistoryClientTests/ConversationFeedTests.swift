@@ -1,5 +1,6 @@
 import Foundation
 import HistoryClient
+import HistoryTestSupport
 import Testing
 
 /// ConversationFeed: MessageWindow's decisions carried out over the real server.

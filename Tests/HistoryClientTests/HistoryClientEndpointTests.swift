@@ -1,8 +1,9 @@
 import Foundation
 import HistoryClient
+import HistoryTestSupport
 import Testing
 
-/// Every endpoint of API.md through HistoryClient, against the real server
+/// Every endpoint of docs/API.md through HistoryClient, against the real server
 /// on an ephemeral loopback port over a real SQLite file.
 @Suite("HistoryClient endpoints against the server")
 struct HistoryClientEndpointTests {

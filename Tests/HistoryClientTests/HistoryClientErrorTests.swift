@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import HistoryAPI
 import HistoryClient
+import HistoryTestSupport
 import Testing
 
 /// The three ways a call fails, each its own case: the contract's error,
@@ -14,8 +15,12 @@ struct HistoryClientErrorTests {
         let response: HTTPResponse
 
         func handle(_ request: HTTPRequest, context: any RequestContext,
-                    respond: @escaping @Sendable (HTTPResponse) -> Void) {
-            respond(response)
+                    respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult {
+            .response(response)
+        }
+
+        func errorResponse(for failure: HTTPFailure) -> HTTPResponse {
+            APIError(failure).response(route: nil)
         }
     }
 
@@ -135,7 +140,7 @@ struct HistoryClientErrorTests {
     @Test func aBaseURLPathPrefixIsKept() async throws {
         try await withRunningServer { server in
             // The server has no /prefix routes: its 404 proves the prefix was sent.
-            let prefixed = HistoryClient(baseURL: URL(string: server.app.address + "/prefix/")!)
+            let prefixed = HistoryClient(baseURL: URL(string: server.application.address + "/prefix/")!)
             await expectServerError(.notFound, status: 404) {
                 try await prefixed.health()
             }

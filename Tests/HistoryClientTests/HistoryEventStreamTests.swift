@@ -1,5 +1,6 @@
 import Foundation
 import HistoryClient
+import HistoryTestSupport
 import Testing
 
 /// The event stream long-polls, follows has_more, survives a server restart

@@ -1,4 +1,5 @@
 import HistoryClient
+import HistoryTestSupport
 import Testing
 
 /// Thousands of random scroll / post / edit / delete / delivery sequences,
@@ -20,7 +21,7 @@ struct MessageWindowPropertyTests {
     }
 
     private func replay(seed: Int, steps: Int) throws {
-        var random = SeededGenerator(seed: UInt64(seed + 1) &* 0x2545_F491_4F6C_DD1D)
+        var random = SplitMix64(seed: UInt64(seed + 1) &* 0x2545_F491_4F6C_DD1D)
         let pageSize = Int.random(in: 2...8, using: &random)
         let capacity = pageSize * Int.random(in: 1...4, using: &random) + Int.random(in: 0...3, using: &random)
         var harness = WindowHarness(pageSize: pageSize, capacity: capacity)

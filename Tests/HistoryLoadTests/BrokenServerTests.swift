@@ -17,15 +17,19 @@ struct BrokenPagesResponder: HTTPResponder {
     let fault: Fault
     static let count: Int64 = 120
 
-    func handle(_ request: HTTPRequest, context: any RequestContext, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+    func handle(_ request: HTTPRequest, context: any RequestContext, respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult {
         let path = request.path
         if path == "/v1/conversations/load-0000" {
-            respond(.json(.ok, Array(#"{"id":"load-0000","title":null,"created_at":"2026-11-21T10:00:00.000Z","message_count":120,"oldest_id":1,"newest_id":120,"version":120}"#.utf8)))
+            return .response(.json(.ok, Array(#"{"id":"load-0000","title":null,"created_at":"2026-11-21T10:00:00.000Z","message_count":120,"oldest_id":1,"newest_id":120,"version":120}"#.utf8)))
         } else if path == "/v1/conversations/load-0000/messages" {
-            respond(page(query: String(request.query ?? "")))
+            return .response(page(query: String(request.query ?? "")))
         } else {
-            respond(.error(.notFound, code: "conversation_not_found", message: "no such conversation"))
+            return .response(.json(.notFound, Array(#"{"error":{"code":"conversation_not_found","message":"no such conversation"}}"#.utf8)))
         }
+    }
+
+    func errorResponse(for failure: HTTPFailure) -> HTTPResponse {
+        HTTPResponse(status: failure.status, body: Array("\(failure)".utf8))
     }
 
     private func page(query: String) -> HTTPResponse {
@@ -90,13 +94,15 @@ struct BrokenServerTests {
         // The same fake without its fault: proves the test above fails for the fault, not the fake.
         struct Correct: HTTPResponder {
             let inner = BrokenPagesResponder(fault: .skipsOneID)
-            func handle(_ request: HTTPRequest, context: any RequestContext, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+            func handle(_ request: HTTPRequest, context: any RequestContext, respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult {
                 if request.path == "/v1/conversations/load-0000" {
-                    respond(.json(.ok, Array(#"{"id":"load-0000","title":null,"created_at":"2026-11-21T10:00:00.000Z","message_count":119,"oldest_id":1,"newest_id":120,"version":120}"#.utf8)))
+                    return .response(.json(.ok, Array(#"{"id":"load-0000","title":null,"created_at":"2026-11-21T10:00:00.000Z","message_count":119,"oldest_id":1,"newest_id":120,"version":120}"#.utf8)))
                 } else {
-                    inner.handle(request, context: context, respond: respond)
+                    return inner.handle(request, context: context, respond: respond)
                 }
             }
+
+            func errorResponse(for failure: HTTPFailure) -> HTTPResponse { inner.errorResponse(for: failure) }
         }
         let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0), responder: Correct())
         try server.start()

@@ -1,4 +1,5 @@
 import Foundation
+import HistoryTestSupport
 import Testing
 @testable import HistoryLoad
 
@@ -56,9 +57,9 @@ struct ScenarioTests {
 
     @Test func jsonReportHasTheSameFigures() throws {
         try withSeededServer { server, _ in
-            try withTemporaryFolder { folder in
+            try withTemporaryDirectory { directory in
                 let report = try LoadRun.execute(quickPlan(server.endpoint, .deep, clients: 2, seconds: 1))
-                let path = folder.appending(path: "report.json").path
+                let path = directory.url.appending(path: "report.json").path
                 try report.writeJSON(to: path)
                 let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
                 #expect(object?["requests"] as? Int == Int(report.requests))
@@ -118,8 +119,8 @@ struct SeedTests {
     }
 
     @Test func httpSeedPostsEveryMessage() throws {
-        try withTemporaryFolder { folder in
-            let server = try ServerUnderTest(database: folder.appending(path: "h.sqlite").path)
+        try withTemporaryDirectory { directory in
+            let server = try ServerProcess(database: directory.databasePath)
             defer { server.stop() }
             let plan = SeedPlan(conversations: 7, messages: 1_500, seed: 3, prefix: "load-")
             let outcome = try HTTPSeeder.seed(plan, endpoint: server.endpoint, parallel: 4,

@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
 import HTTPCore
+import HistoryClient
+import HistoryTestSupport
 import Synchronization
 import Testing
 
@@ -18,13 +20,28 @@ struct ServerProcessTests {
     func badFlagsExitTwoWithAMessage(_ arguments: [String]) throws {
         let result = try ServerProcess.run(arguments)
         #expect(result.status == 2)
-        #expect(result.stderr.contains("error"))
+        #expect(result.stderr.hasPrefix("history-server: error: "), "\(result.stderr)")
         #expect(result.stderr.contains(arguments[0]))
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+    }
+
+    /// A bad variable whose flag is given must not stop a corrected start.
+    @Test func aFlagOverridesABadVariable() throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"],
+                                       environment: ["HISTORY_PORT": "abc"])
+        defer { server.stop() }
+        #expect(server.port > 0)
+        let bad = try ServerProcess.run(["--database", folder.databasePath], environment: ["HISTORY_PORT": "abc"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("HISTORY_PORT"), "\(bad.stderr)")
     }
 
     /// A database that cannot be opened is one readable line and status 1.
     @Test func aDatabaseThatCannotBeOpenedExitsOneWithAReadableLine() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
         let file = folder.url.appending(path: "a-file").path
         try Data("not a folder".utf8).write(to: URL(fileURLWithPath: file))
         for path in [file + "/history.sqlite", file] {
@@ -37,7 +54,8 @@ struct ServerProcessTests {
     }
 
     @Test func printsOneLineWithAddressDatabaseAndVersion() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
         let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"])
         defer { server.stop() }
         #expect(server.startupLine == "history-server 1.0.0 listening on http://127.0.0.1:\(server.port) database \(folder.databasePath)")
@@ -51,7 +69,8 @@ struct ServerProcessTests {
     /// must still let the server hold --max-connections connections: it
     /// raises its soft limit to the hard one.
     @Test func raisesTheOpenFileLimitToTheHardLimit() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
         var hard = rlimit()
         try #require(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &hard) == 0)
         try #require(hard.rlim_max > 256, "the hard limit here is too low to tell a raise")
@@ -71,14 +90,16 @@ struct ServerProcessTests {
     /// SQLite cannot open a reader and libdispatch stops the process).
     @Test(.timeLimit(.minutes(2)))
     func connectionsBeyondTheOpenFileLimitGet503AndTheServerLives() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
         let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"],
                                        openFileLimit: 128)
         defer { server.stop() }
         #expect(server.stderrText.contains("at most 64 connections are served"), "\(server.stderrText)")
         let setup = try server.connect()
         defer { setup.close() }
-        #expect(try setup.request(HTTPRequest(method: .post, target: "/v1/conversations", body: Array(#"{"id":"c"}"#.utf8))).status == 201)
+        #expect(try setup.request(HTTPRequest(method: .post, target: "/v1/conversations",
+                                                          headers: ["Content-Type": "application/json"], body: Array(#"{"id":"c"}"#.utf8))).status == 201)
 
         // 150 connections held open for a few rounds of requests, so the
         // process lives at its limit for seconds (libdispatch looks every second).
@@ -107,7 +128,7 @@ struct ServerProcessTests {
         #expect(server.isRunning)
         for client in clients { client.close() }
         clients.removeAll()
-        #expect(eventually(seconds: 10) {
+        #expect(eventually(within: .seconds(10)) {
             guard let fresh = try? server.connect() else { return false }
             defer { fresh.close() }
             return (try? fresh.request(HTTPRequest(method: .get, target: "/v1/conversations/c/messages")).status) == 200
@@ -115,13 +136,14 @@ struct ServerProcessTests {
     }
 
     @Test func accessLogWritesOneLinePerRequest() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
         let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath])
         defer { server.stop() }
         let client = try server.connect()
         defer { client.close() }
         _ = try client.request(HTTPRequest(method: .get, target: "/nope?x=1"))
-        let logged = eventually(seconds: 5) { server.stdoutText.contains("GET /nope?x=1 404 ") }
+        let logged = eventually(within: .seconds(5)) { server.stdoutText.contains("GET /nope?x=1 404 ") }
         #expect(logged, "\(server.stdoutText)")
         // A request line that does not parse has no method or target: `-`
         // keeps the line's six space-separated fields.
@@ -129,7 +151,7 @@ struct ServerProcessTests {
         defer { garbage.close() }
         try garbage.sendRaw(Array("NOT A REQUEST\r\n\r\n".utf8))
         #expect(try garbage.receive().status == 400)
-        let dashed = eventually(seconds: 5) { server.stdoutText.contains("Z - - 400 ") }
+        let dashed = eventually(within: .seconds(5)) { server.stdoutText.contains("Z - - 400 ") }
         #expect(dashed, "\(server.stdoutText)")
         for line in server.stdoutText.split(separator: "\n").dropFirst() {
             #expect(line.split(separator: " ", omittingEmptySubsequences: false).count == 6, "\(line)")
@@ -138,7 +160,8 @@ struct ServerProcessTests {
 
     /// SIGTERM: a parked long-poll is answered, then the process exits 0.
     @Test func sigtermAnswersParkedLongPollsAndExitsZero() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
         let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"])
         defer { server.stop() }
         let client = try server.connect(timeout: .seconds(30))
@@ -147,8 +170,8 @@ struct ServerProcessTests {
         try client.send(HTTPRequest(method: .get, target: "/v1/conversations/term/events?wait=30"))
         let probe = try server.connect()
         defer { probe.close() }
-        let parked = eventually(seconds: 10) {
-            let metrics = (try? probe.request(HTTPRequest(method: .get, target: "/metrics")).text) ?? ""
+        let parked = eventually(within: .seconds(10)) {
+            let metrics = (try? probe.request(HTTPRequest(method: .get, target: "/metrics")).bodyText) ?? ""
             return metrics.contains("history_parked_long_polls 1")
         }
         #expect(parked)
@@ -156,13 +179,14 @@ struct ServerProcessTests {
         server.send(signal: SIGTERM)
         let answer = try client.receive()
         #expect(answer.status == 200)
-        #expect(try answer.object()["version"] as? Int == 0)
+        #expect(try answer.decode(HistoryEventBatch.self).version == 0)
         #expect(server.waitForExit(timeout: .seconds(15)) == 0, "\(server.stderrText)")
     }
 
     /// Guarantee 3: every message whose POST was answered 2xx survives `kill -9`.
     @Test func everyAnsweredPostSurvivesKillNine() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
         let arguments = ["--port", "0", "--database", folder.databasePath, "--access-log", "off", "--durability", "full"]
         let server = try ServerProcess(arguments: arguments)
         defer { server.stop() }
@@ -170,7 +194,7 @@ struct ServerProcessTests {
         #expect(try setup.post("/v1/conversations", #"{"id":"durable"}"#).status == 201)
         setup.close()
 
-        let acknowledged = Mutex<[String: Int]>([:])  // client_id -> id
+        let acknowledged = Mutex<[String: Int64]>([:])  // client_id -> id
         let group = DispatchGroup()
         for poster in 0..<4 {
             group.enter()
@@ -183,13 +207,13 @@ struct ServerProcessTests {
                     let body = #"{"sender":"p\#(poster)","body":"message \#(index)","client_id":"\#(clientID)"}"#
                     guard let response = try? client.post("/v1/conversations/durable/messages", body),
                           (200..<300).contains(response.status),
-                          let id = (try? response.object())?["id"] as? Int else { return }
+                          let id = (try? response.decode(HistoryMessage.self))?.id else { return }
                     acknowledged.withLock { $0[clientID] = id }
                 }
             }
         }
         // Kill mid-stream, once a good number of posts were answered.
-        let enough = eventually(seconds: 30) { acknowledged.withLock { $0.count } >= 300 }
+        let enough = eventually(within: .seconds(30)) { acknowledged.withLock { $0.count } >= 300 }
         #expect(enough)
         server.send(signal: SIGKILL)
         #expect(server.waitForExit(timeout: .seconds(10)) != nil)
@@ -200,15 +224,14 @@ struct ServerProcessTests {
         defer { restarted.stop() }
         let reader = try restarted.connect()
         defer { reader.close() }
-        var stored: [String: Int] = [:]
+        var stored: [String: Int64] = [:]
         var target = "/v1/conversations/durable/messages?limit=200"
         for _ in 0..<10_000 {
-            let page = try reader.request(HTTPRequest(method: .get, target: target)).object()
-            let messages = page["messages"] as? [[String: Any]] ?? []
-            for message in messages {
-                if let clientID = message["client_id"] as? String, let id = message["id"] as? Int { stored[clientID] = id }
+            let page = try reader.get(target).decode(HistoryPage.self)
+            for message in page.messages {
+                if let clientID = message.clientID { stored[clientID] = message.id }
             }
-            guard page["has_older"] as? Bool == true, let oldest = messages.first?["id"] as? Int else { break }
+            guard page.hasOlder, let oldest = page.oldestID else { break }
             target = "/v1/conversations/durable/messages?limit=200&before=\(oldest)"
         }
         let missing = answered.filter { stored[$0.key] != $0.value }

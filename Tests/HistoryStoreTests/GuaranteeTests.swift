@@ -1,8 +1,9 @@
 import Foundation
+import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 
-/// API.md "Guarantees the tests must prove", 1 and 2, under real concurrency.
+/// docs/API.md "Guarantees the tests must prove", 1 and 2, under real concurrency.
 @Suite("Guarantees")
 struct GuaranteeTests {
     @Test func walksInBothDirectionsSeeEveryMessageOnceWhileOthersPost() async throws {

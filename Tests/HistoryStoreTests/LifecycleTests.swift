@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 
@@ -23,7 +24,8 @@ struct LifecycleTests {
     }
 
     @Test func closeWritesWhatWasQueued() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let configuration = StoreConfiguration(path: path, durability: .normal)
             var store = try SQLiteHistoryStore(configuration: configuration)
             try await store.make("c")
@@ -56,7 +58,8 @@ struct LifecycleTests {
     }
 
     @Test func theFolderIsCreated() async throws {
-        try await withTemporaryPath { path in
+        try withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let nested = URL(fileURLWithPath: path).deletingLastPathComponent()
                 .appendingPathComponent("deeper/still/history.sqlite").path
             let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: nested))
@@ -66,7 +69,8 @@ struct LifecycleTests {
     }
 
     @Test func badSettingsAndFilesAreRefused() async throws {
-        try await withTemporaryPath { path in
+        try withTemporaryDirectory { directory in
+            let path = directory.databasePath
             #expect(throws: StoreError.self) { try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, readerCount: 0)) }
             #expect(throws: StoreError.self) { try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, maximumBatchSize: 0)) }
             try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: path))
@@ -80,7 +84,8 @@ struct LifecycleTests {
     }
 
     @Test func moreReadingThreadsThanReadersAllGetServed() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal, readerCount: 2))
             defer { store.close() }
             try await store.make("c")

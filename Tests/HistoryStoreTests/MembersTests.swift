@@ -1,3 +1,4 @@
+import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 
@@ -287,7 +288,8 @@ struct MembersTests {
     }
 
     @Test func membersSurviveReopenAndRolesAreFoundWithAndWithoutTheSeqCache() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let configuration = StoreConfiguration(path: path, durability: .full)
             var store = try SQLiteHistoryStore(configuration: configuration)
             let created = try await store.createConversation(id: cid("room"), title: nil, owner: uid("ana"))
@@ -309,10 +311,30 @@ struct MembersTests {
         }
     }
 
+    /// What SQLite plans for the member reads: index seeks only. A full
+    /// scan or a sort would make the check of every request, or a page of
+    /// a big conversation, cost in proportion to the table.
+    @Test func memberReadsAreIndexSeeksWithoutScanOrSort() async throws {
+        try await withTemporaryStore { store in
+            try await store.createConversation(id: cid("room"), title: nil, owner: uid("ana"))
+            let connection = try Connection(path: store.configuration.path)
+            defer { connection.close() }
+            let plans = [StoreReads.MemberSQL.page, StoreReads.MemberSQL.roleBySeq, StoreReads.MemberSQL.roleByConversationID]
+            for sql in plans {
+                let plan = try connection.makeStatement(sql: "EXPLAIN QUERY PLAN " + sql).rows { $0.string(3) }
+                #expect(!plan.isEmpty)
+                #expect(plan.allSatisfy { $0.hasPrefix("SEARCH ") }, "\(plan)")
+                #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+                #expect(plan.contains { $0.contains("members USING PRIMARY KEY") }, "\(sql): \(plan)")
+            }
+        }
+    }
+
     // MARK: - Migration
 
     @Test func aDatabaseAtSchemaTwoGainsMembersAndKeepsEverything() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let bundled = try Migration.bundled()
             #expect(bundled.map(\.label).contains("0003_members"))
             let configuration = StoreConfiguration(path: path, durability: .normal)
@@ -324,7 +346,8 @@ struct MembersTests {
 
             store = try SQLiteHistoryStore(configuration: configuration)
             defer { store.close() }
-            #expect(try queryStrings(path, "SELECT version FROM schema_migrations ORDER BY version") == ["1", "2", "3"])
+            #expect(try queryStrings(path, "SELECT version FROM schema_migrations ORDER BY version")
+                == bundled.map { String($0.version) })
             #expect(try queryStrings(path, "SELECT name FROM sqlite_master WHERE tbl_name = 'members' AND type = 'index' AND sql IS NOT NULL")
                 == ["members_by_user"])
             #expect(try queryStrings(path, "SELECT sql LIKE '%WITHOUT ROWID%' FROM sqlite_master WHERE name = 'members'") == ["1"])

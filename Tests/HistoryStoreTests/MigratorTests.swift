@@ -1,4 +1,5 @@
 import Foundation
+import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 
@@ -51,11 +52,12 @@ struct MigratorTests {
     }
 
     @Test func aNewDatabaseGetsEveryMigrationOnceAndReopeningAppliesNothing() async throws {
-        try await withTemporaryPath { path in
+        try withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let migrations = try bundled()
             try open(path, migrations).close()
             #expect(try queryStrings(path, "SELECT version || ':' || name FROM schema_migrations")
-                == ["1:init", "2:messages_by_place", "3:members"])
+                == ["1:init", "2:messages_by_place", "3:members", "4:tombstones_forget_fingerprints"])
             let tables = try queryStrings(path, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
             #expect(tables == ["conversations", "members", "messages", "schema_migrations"])
 
@@ -68,7 +70,8 @@ struct MigratorTests {
     }
 
     @Test func aNewDatabaseUsesWALAnd8KiBPages() async throws {
-        try await withTemporaryPath { path in
+        try withTemporaryDirectory { directory in
+            let path = directory.databasePath
             try open(path, try bundled()).close()
             #expect(try queryStrings(path, "PRAGMA journal_mode") == ["wal"])
             #expect(try queryStrings(path, "PRAGMA page_size") == ["8192"])
@@ -76,7 +79,8 @@ struct MigratorTests {
     }
 
     @Test func laterMigrationsAreAppliedInOrderOnReopen() async throws {
-        try await withTemporaryPath { path in
+        try withTemporaryDirectory { directory in
+            let path = directory.databasePath
             var migrations = try bundled()
             try open(path, migrations).close()
             let next = migrations.count + 1
@@ -90,7 +94,8 @@ struct MigratorTests {
     }
 
     @Test func aChangedMigrationIsRefused() async throws {
-        try await withTemporaryPath { path in
+        try withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let migrations = try bundled()
             try open(path, migrations).close()
             var tampered = migrations
@@ -106,7 +111,8 @@ struct MigratorTests {
     }
 
     @Test func aNewerDatabaseIsRefused() async throws {
-        try await withTemporaryPath { path in
+        try withTemporaryDirectory { directory in
+            let path = directory.databasePath
             try open(path, try bundled()).close()
             let connection = try Connection(path: path)
             try connection.execute(sql: "INSERT INTO schema_migrations VALUES (99, 'future', 'x', 0)")
@@ -123,7 +129,8 @@ struct MigratorTests {
     }
 
     @Test func aFailingMigrationLeavesNothingHalfApplied() async throws {
-        try await withTemporaryPath { path in
+        try withTemporaryDirectory { directory in
+            let path = directory.databasePath
             var migrations = try bundled()
             migrations.append(Migration(version: migrations.count + 1, name: "broken", sql: """
                 CREATE TABLE half (x INTEGER);

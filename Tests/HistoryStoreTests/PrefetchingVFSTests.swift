@@ -1,4 +1,5 @@
 import Foundation
+import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 
@@ -8,7 +9,8 @@ import Testing
 @Suite("Prefetching VFS")
 struct PrefetchingVFSTests {
     @Test func storeReadersOpenThroughItUnlessTurnedOff() async throws {
-        try await withTemporaryPath { path in
+        try withTemporaryDirectory { directory in
+            let path = directory.databasePath
             try SQLiteHistoryStore(configuration: StoreConfiguration(path: path)).close()
             for prefetches in [true, false] {
                 let reader = try SQLiteHistoryStore.openReader(StoreConfiguration(path: path, prefetchesPages: prefetches))
@@ -23,7 +25,8 @@ struct PrefetchingVFSTests {
     /// rows the default VFS reads from the same file, over thousands of
     /// pages (leaves and interior pages of the table and its indexes).
     @Test func mappedPagesReadAsWithTheDefaultVFS() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path))
             _ = try await store.make("big")
             _ = try store.seed(30_000, to: "big")
@@ -62,7 +65,8 @@ struct PrefetchingVFSTests {
     /// The same pages through the store, prefetching or not, while the
     /// file has pages in the WAL too (read with xRead, not the map).
     @Test func storePagesAreTheSameWithAndWithoutPrefetching() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             func walk(prefetching: Bool, appendFirst: Int) async throws -> [Int64] {
                 let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, prefetchesPages: prefetching))
                 defer { store.close() }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 
@@ -8,26 +9,43 @@ struct ReaderPoolTests {
     /// `close()` returns only when no read is running on the file any more,
     /// so a caller may remove the file right after it.
     @Test func closeWaitsForAReadInProgress() async throws {
-        try await withTemporaryPath { path in
+        try await withTemporaryDirectory { directory in
+            let path = directory.databasePath
             // A file for the readers to open.
             let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path))
             store.close()
             let pool = ReaderPool(connections: [try Connection(path: path), try Connection(path: path)])
             let reading = DispatchSemaphore(value: 0)
             let readEnded = Locked(false)
+            let openAfterClose = Locked<Bool?>(nil)
             let reader = onBackgroundThread {
+                // The connection outlives the read here only so the test
+                // can look at it after `close()`; nothing reads through it.
+                nonisolated(unsafe) var used: Connection?
                 _ = try? pool.read { connection throws(StoreError) -> Int in
+                    used = connection
                     reading.signal()
-                    Thread.sleep(forTimeInterval: 0.3)
+                    // Hold the read until `close()` has begun: from then on
+                    // the pool's other connection can no longer be checked out.
+                    let deadline = ContinuousClock.now + .seconds(10)
+                    while (try? pool.read({ _ throws(StoreError) in 0 })) != nil, ContinuousClock.now < deadline {
+                        Thread.sleep(forTimeInterval: 0.001)
+                    }
+                    Thread.sleep(forTimeInterval: 0.1)
                     readEnded.withLock { $0 = true }
-                    return connection.isOpen ? 1 : 0
+                    return 0
                 }
+                // The pool closes a connection checked in after `close()`
+                // began, on the thread that checks it in: this one.
+                openAfterClose.withLock { $0 = used?.isOpen }
             }
             reading.wait()
             pool.close()
-            // The read had ended before close returned, and its connection is closed.
+            // The read had ended before close returned.
             #expect(readEnded.value)
             await reader.finished()
+            // And the connection it used was closed, not put back.
+            #expect(openAfterClose.value == false)
             #expect(throws: StoreError.closed) {
                 try pool.read { _ throws(StoreError) in 0 }
             }

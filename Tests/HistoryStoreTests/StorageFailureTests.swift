@@ -1,4 +1,5 @@
 import CSQLite
+import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 

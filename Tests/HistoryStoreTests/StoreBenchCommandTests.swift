@@ -1,21 +1,21 @@
 import Foundation
+import HistoryTestSupport
 import Testing
 
-/// The benchmark command end to end at toy sizes: it loads real
+/// The store's benchmark command end to end at toy sizes: it loads real
 /// conversations into a file, checks every page it times is full, and
-/// prints each figure README quotes. Its figures are not asserted (timing
+/// prints each figure docs/performance.md quotes. Its figures are not asserted (timing
 /// goals live in the release-build run, not in tests); that it runs, checks
 /// and reports is.
 @Suite("history-store-bench")
 struct StoreBenchCommandTests {
-    @Test(.enabled(if: CrashTests.benchIsBuilt,
-                   "history-store-bench is not built next to the test bundle (swift build builds it)"),
-          .timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(2)))
     func printsEveryFigureAtToySizes() throws {
-        let folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("store-bench-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        try #require(FileManager.default.isExecutableFile(atPath: CrashTests.benchBinary.path),
+                     "history-store-bench is not built at \(CrashTests.benchBinary.path)")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let folder = directory.url
 
         let bench = Process()
         bench.executableURL = CrashTests.benchBinary

@@ -1,51 +1,8 @@
 import Dispatch
 import Foundation
-import Synchronization
+import HistoryTestSupport
 import Testing
 @testable import HistoryStore
-
-/// A folder under the system's temporary directory, removed by `remove()`.
-struct TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("history-store-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    var databasePath: String { url.appendingPathComponent("history.sqlite").path }
-
-    func remove() {
-        try? FileManager.default.removeItem(at: url)
-    }
-}
-
-/// Runs `body` with a store on a real file in a new temporary folder; the
-/// store is closed and the folder removed whatever `body` does.
-@discardableResult
-func withTemporaryStore<T>(
-    durability: Durability = .normal,
-    maximumBatchSize: Int = 512,
-    onBatchCommitted: (@Sendable (Int) -> Void)? = nil,
-    _ body: (SQLiteHistoryStore) async throws -> T
-) async throws -> T {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let configuration = StoreConfiguration(path: directory.databasePath, durability: durability,
-                                           maximumBatchSize: maximumBatchSize, onBatchCommitted: onBatchCommitted)
-    let store = try SQLiteHistoryStore(configuration: configuration)
-    defer { store.close() }
-    return try await body(store)
-}
-
-/// Runs `body` with the path of a database file in a new temporary folder.
-@discardableResult
-func withTemporaryPath<T>(_ body: (String) async throws -> T) async throws -> T {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    return try await body(directory.databasePath)
-}
 
 func cid(_ text: String) -> ConversationID {
     ConversationID(text)!
@@ -144,35 +101,9 @@ final class BackgroundThread: Sendable {
     var isFinished: Bool { done.value }
 }
 
-/// Polls `condition` every 5 ms for at most `seconds`; returns whether it held.
-func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
-}
-
 /// Reads one column of rows with a plain connection (schema checks).
 func queryStrings(_ path: String, _ sql: String, column: Int32 = 0) throws -> [String] {
     let connection = try Connection(path: path)
     defer { connection.close() }
     return try connection.makeStatement(sql: sql).rows { $0.optionalString(column) ?? "NULL" }
-}
-
-/// A value shared between threads and escaping closures (a `Mutex` alone
-/// cannot be captured by an escaping closure: it is not copyable).
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-
-    init(_ value: Value) {
-        mutex = Mutex(value)
-    }
-
-    func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T {
-        mutex.withLock { body(&$0) }
-    }
-
-    var value: Value { mutex.withLock { $0 } }
 }

@@ -4,6 +4,17 @@ import HistoryStore
 /// API v1 as the HTTP server sees it: the responder every request goes to,
 /// and the observer every answer is reported to (metrics, access log).
 ///
+/// Before routing, in this order, each step answering on its own when it
+/// refuses:
+/// 1. `Host` (421 `misdirected_request` on a loopback bind);
+/// 2. a listed origin's CORS preflight (`OPTIONS`: 204, or 404 for a path
+///    no route takes), which carries no token by design;
+/// 3. authentication of `/v1` and `/metrics` (401): a request without a
+///    valid token learns nothing, not even which paths exist, so an unknown
+///    `/v1` path is 401 too, and 404/405 come only after it;
+/// 4. the router: 404, 405, 415, then the route, which asks
+///    `AccessPolicy` (404 for a non-member, 403).
+///
 /// ```swift
 /// let api = APIResponder(store: store, metrics: Metrics(), logger: logger, accessLog: nil)
 /// let server = HTTPServer(configuration: .init(port: 0), responder: api, observer: api)
@@ -13,8 +24,12 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
     private let metrics: Metrics
     private let accessLog: AccessLog?
     private let longPolls: LongPollRegistry
+    private let access: AccessMode
+    private let browser: BrowserSafety
+    private let logger: Logger
 
-    public init(store: any HistoryStore, metrics: Metrics, logger: Logger, accessLog: AccessLog?) {
+    public init(store: any HistoryStore, metrics: Metrics, logger: Logger, accessLog: AccessLog?,
+                access: AccessMode = .open, browser: BrowserSafety = .permissive) {
         let longPolls = LongPollRegistry()
         let environment = RouteEnvironment(store: store, logger: logger, metrics: metrics, longPolls: longPolls)
         var router = Router()
@@ -23,15 +38,74 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         MessageRoutes(environment: environment).register(in: &router)
         EventRoutes(environment: environment).register(in: &router)
         MetricsRoutes(environment: environment).register(in: &router)
+        MemberRoutes(environment: environment).register(in: &router)
         self.router = router
+        self.access = access
+        self.browser = browser
+        self.logger = logger
         self.metrics = metrics
         self.accessLog = accessLog
         self.longPolls = longPolls
     }
 
     public func handle(_ request: HTTPRequest, context: any RequestContext,
-                       respond: @escaping @Sendable (HTTPResponse) -> Void) {
-        router.handle(request, context: context, respond: respond)
+                       respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult {
+        let slot = AnswerSlot(respond: respond)
+        dispatch(request, context: context, respond: slot.send)
+        return slot.handlerReturned()
+    }
+
+    public func errorResponse(for failure: HTTPFailure) -> HTTPResponse {
+        APIError(failure).response(route: nil)
+    }
+
+    /// Host, CORS and the token first, each answering on its own; then the router.
+    private func dispatch(_ request: HTTPRequest, context: any RequestContext,
+                          respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        if let error = browser.hostError(request) {
+            respond(error.response(route: router.label(for: request)))
+            return
+        }
+        var respond = respond
+        if let origin = browser.listedOrigin(of: request) {
+            let inner = respond
+            respond = { response in
+                var response = response
+                BrowserSafety.addCORSHeaders(origin: origin, to: &response)
+                inner(response)
+            }
+            if request.method == .options {
+                preflight(request, respond: respond)
+                return
+            }
+        }
+        var caller: Caller?
+        if AccessMode.needsCaller(path: Router.originFormPath(request.path)) {
+            switch access.authenticate(request) {
+            case .success(let found):
+                caller = found
+            case .failure(let rejection):
+                let error = APIError(rejection)
+                if case .invalid(let reason) = rejection {
+                    logger.debug("token refused on \(request.method) \(abbreviated(String(request.path), to: 200)): \(reason)")
+                }
+                metrics.recordDenied(status: error.status.code, code: error.code.rawValue)
+                respond(error.response(route: router.label(for: request)))
+                return
+            }
+        }
+        router.handle(request, context: context, caller: caller, respond: respond)
+    }
+
+    /// A listed origin's `OPTIONS`: the path's methods, the two request
+    /// headers a client needs, and how long to cache the answer.
+    private func preflight(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        let path = Router.originFormPath(request.path)
+        guard let (methods, pattern) = router.methods(forPath: path) else {
+            respond(APIError.notFound(abbreviated(String(path), to: 200)).response(route: Router.unmatchedRoute))
+            return
+        }
+        respond(BrowserSafety.preflight(methods: methods, route: "OPTIONS \(pattern)"))
     }
 
     public func exchangeCompleted(_ exchange: HTTPExchange) {

@@ -25,17 +25,38 @@ public final class HistoryApplication: Sendable {
     private let accessLog: AccessLog?
     private let server: HTTPServer
 
-    /// Opens the store (creating and migrating it when needed); does not listen yet.
-    /// - Throws: `StoreError` when the database cannot be opened.
-    public init(configuration: ServerConfiguration, logger: Logger? = nil) throws(StoreError) {
+    /// Loads the token keys, then opens the store (creating and migrating
+    /// it when needed); does not listen yet.
+    /// - Throws: `StartupError.configuration` when a key cannot be loaded or
+    ///   the bind needs keys (exit status 2), `.store` when the database
+    ///   cannot be opened.
+    public init(configuration: ServerConfiguration, logger: Logger? = nil) throws(StartupError) {
         let logger = logger ?? Logger(level: configuration.logLevel)
+        let access: AccessMode
+        do {
+            access = try AccessMode(configuration)
+        } catch {
+            throw .configuration(error)
+        }
+        if access.isOpen && !AccessMode.isLoopback(host: configuration.host) {
+            logger.warning("--insecure-no-auth: every request on \(configuration.host) acts as an administrator, without a token")
+        }
+        let browser = BrowserSafety(loopbackBind: AccessMode.isLoopback(host: configuration.host),
+                                    allowedHosts: configuration.allowedHosts, corsOrigins: configuration.corsOrigins)
         let metrics = Metrics()
         let storeConfiguration = StoreConfiguration(path: configuration.databasePath,
                                                     durability: configuration.durability,
-                                                    onBatchCommitted: { size in metrics.recordBatch(size: size) })
-        let store = try SQLiteHistoryStore(configuration: storeConfiguration)
+                                                    onBatchCommitted: { size in metrics.recordBatch(size: size) },
+                                                    onWarning: { message in logger.warning(message) })
+        let store: SQLiteHistoryStore
+        do {
+            store = try SQLiteHistoryStore(configuration: storeConfiguration)
+        } catch {
+            throw .store(error)
+        }
         let accessLog = configuration.accessLog ? AccessLog() : nil
-        let responder = APIResponder(store: store, metrics: metrics, logger: logger, accessLog: accessLog)
+        let responder = APIResponder(store: store, metrics: metrics, logger: logger, accessLog: accessLog,
+                                     access: access, browser: browser)
         let httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                         maximumConnections: configuration.maximumConnections)
         self.configuration = configuration
@@ -95,5 +116,20 @@ public final class HistoryApplication: Sendable {
         let done = DispatchSemaphore(value: 0)
         shutdown(gracePeriod: gracePeriod) { done.signal() }
         done.wait()
+    }
+}
+
+/// Why `HistoryApplication` could not be built.
+public enum StartupError: Error, CustomStringConvertible {
+    /// A setting the server cannot use: exit status 2, like a bad flag.
+    case configuration(AccessSetupError)
+    /// The database cannot be opened: exit status 1.
+    case store(StoreError)
+
+    public var description: String {
+        switch self {
+        case .configuration(let error): error.message
+        case .store(let error): "\(error)"
+        }
     }
 }

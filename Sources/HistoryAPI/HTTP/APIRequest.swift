@@ -14,14 +14,18 @@ public struct APIRequest: Sendable {
     /// Percent-decoded values of the pattern's `{...}` segments, in order;
     /// nil for a segment whose percent-encoding is malformed.
     public let pathParameters: [String?]
+    /// Who is asking, as authentication decided before routing; nil only on
+    /// routes that need nobody (`/healthz`).
+    public let caller: Caller?
     private let send: @Sendable (HTTPResponse) -> Void
 
     init(http: HTTPRequest, context: any RequestContext, route: String, pathParameters: [String?],
-         send: @escaping @Sendable (HTTPResponse) -> Void) {
+         caller: Caller?, send: @escaping @Sendable (HTTPResponse) -> Void) {
         self.http = http
         self.context = context
         self.route = route
         self.pathParameters = pathParameters
+        self.caller = caller
         self.send = send
     }
 

@@ -1,3 +1,5 @@
+import HistoryStore
+
 /// The query string of a request target, read the way the contract says:
 /// `application/x-www-form-urlencoded` pairs (`+` is a space, `%XX` a byte),
 /// unknown names ignored, a known name given twice refused.
@@ -7,7 +9,7 @@
 ///
 /// ```swift
 /// let query = QueryParameters(request.query)
-/// let limit = try query.value("limit", invalid: APIError.invalidLimit)
+/// let limit = try query.value("limit", invalid: .invalidLimit)
 /// ```
 public struct QueryParameters: Sendable {
     private let pairs: [(name: Substring, value: Substring)]
@@ -26,19 +28,29 @@ public struct QueryParameters: Sendable {
     }
 
     /// The decoded value of `name`, nil when absent; `?name` alone is `""`.
-    /// - Parameter invalid: builds the parameter's own error (`invalid_cursor`,
+    /// - Parameter invalid: the parameter's own code (`invalid_cursor`,
     ///   `invalid_limit`...) for a repeated name or a malformed `%` escape.
-    public func value(_ name: String, invalid: (String) -> APIError) throws(APIError) -> String? {
+    public func value(_ name: String, invalid: ErrorCode) throws(APIError) -> String? {
         var found: Substring?
         for pair in pairs where Self.nameMatches(pair.name, name) {
-            guard found == nil else { throw invalid("\(name) is given more than once") }
+            guard found == nil else { throw APIError(invalid, "\(name) is given more than once") }
             found = pair.value
         }
         guard let found else { return nil }
         guard let decoded = Self.percentDecoded(found, plusIsSpace: true) else {
-            throw invalid("\(name) has a malformed percent-encoding")
+            throw APIError(invalid, "\(name) has a malformed percent-encoding")
         }
         return decoded
+    }
+
+    /// The integer `rule` names, checked by it: nil when absent, and text
+    /// that is no decimal integer breaks the rule in its own words.
+    public func integer(_ rule: IntegerRule) throws(APIError) -> Int64? {
+        guard let text = try value(rule.field.name, invalid: ErrorCode(invalid: rule.field)) else { return nil }
+        guard let value = DecimalParser.nonNegativeInt64(text) else {
+            throw APIError(rule.violation(given: abbreviated(text)))
+        }
+        return try APIError.enforcing { () throws(RuleViolation) in try rule.check(value) }
     }
 
     /// True when the query names `name` at least once.

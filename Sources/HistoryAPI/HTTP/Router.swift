@@ -17,6 +17,9 @@ import HTTPCore
 ///   `Allow` lists HEAD beside GET.
 /// - A handler's thrown `APIError` becomes its error response here, so
 ///   handlers only throw.
+/// - A `POST`, `PUT` or `PATCH` body that is not declared JSON is 415
+///   `unsupported_media_type` once the route is known (an unknown path is
+///   still 404, a wrong method still 405), before the handler runs.
 ///
 /// ```swift
 /// var router = Router()
@@ -57,7 +60,8 @@ public struct Router: Sendable {
     }
 
     /// Routes `request` and calls `respond` exactly once (possibly later).
-    public func handle(_ request: HTTPRequest, context: any RequestContext,
+    /// `caller` is who authentication found (nil where none was asked for).
+    public func handle(_ request: HTTPRequest, context: any RequestContext, caller: Caller? = nil,
                        respond: @escaping @Sendable (HTTPResponse) -> Void) {
         let path = Self.originFormPath(request.path)
         guard let (route, parameters) = match(path) else {
@@ -75,13 +79,32 @@ public struct Router: Sendable {
             respond(APIError.methodNotAllowed(request.method, allow: allowed).response(route: route.patternText))
             return
         }
+        guard BrowserSafety.acceptsBody(of: request) else {
+            respond(APIError.unsupportedMediaType.response(route: chosen.label))
+            return
+        }
         let apiRequest = APIRequest(http: request, context: context, route: chosen.label,
-                                    pathParameters: parameters, send: respond)
+                                    pathParameters: parameters, caller: caller, send: respond)
         do {
             try chosen.handler(apiRequest)
         } catch {
             apiRequest.fail(error)
         }
+    }
+
+    /// The methods `path` takes (for a CORS preflight) and its pattern;
+    /// nil when no route takes the path.
+    func methods(forPath path: Substring) -> (methods: [HTTPMethod], pattern: String)? {
+        guard let (route, _) = match(Self.originFormPath(path)) else { return nil }
+        return (allowedMethods(of: route), route.patternText)
+    }
+
+    /// The metrics label `request` would be answered under: its route's,
+    /// the path pattern's when no method matches, else `unmatched`.
+    func label(for request: HTTPRequest) -> String {
+        guard let (route, _) = match(Self.originFormPath(request.path)) else { return Self.unmatchedRoute }
+        let method = request.method == .head && !route.methods.contains { $0.method == .head } ? HTTPMethod.get : request.method
+        return route.methods.first { $0.method == method }?.label ?? route.patternText
     }
 
     /// The methods a path takes, for `Allow`: HEAD beside GET, in the

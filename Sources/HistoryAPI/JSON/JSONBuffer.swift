@@ -8,8 +8,10 @@ import HistoryStore
 /// integers, strings), and each `append` checks uniqueness and capacity and
 /// goes through a generic path; in the page profile those appends were the
 /// largest single cost after the kernel's. Here the checks happen once per
-/// piece, against a bound that cannot be exceeded (`ByteCursor` documents
-/// each write's worst case).
+/// piece, against a bound that cannot be exceeded: the cursor knows where
+/// the reserved room ends and each of its writes checks its worst case
+/// (documented on the method) before the first store, once per call, not
+/// per byte.
 ///
 /// ```swift
 /// var buffer = JSONBuffer(capacity: 4096)
@@ -24,9 +26,8 @@ struct JSONBuffer {
         storage = [UInt8](repeating: 0, count: max(capacity, 64))
     }
 
-    /// Runs `body` with a cursor at the end; `body` writes at most `atMost`
-    /// bytes (checked after it returns, so a wrong bound stops the process
-    /// rather than passing unnoticed).
+    /// Runs `body` with a cursor over `atMost` bytes of room at the end; a
+    /// write past that room stops the process before it stores anything.
     mutating func write(atMost: Int, _ body: (inout ByteCursor) -> Void) {
         if storage.count - count < atMost {
             storage.append(contentsOf: repeatElement(0, count: max(atMost, storage.count)))
@@ -34,11 +35,10 @@ struct JSONBuffer {
         let offset = count
         let written = storage.withUnsafeMutableBufferPointer { buffer -> Int in
             let start = buffer.baseAddress! + offset
-            var cursor = ByteCursor(start)
+            var cursor = ByteCursor(start, room: atMost)
             body(&cursor)
             return cursor.position - start
         }
-        precondition(written <= atMost, "a JSON piece wrote \(written) bytes, more than its bound \(atMost)")
         count += written
     }
 
@@ -51,9 +51,12 @@ struct JSONBuffer {
 
 /// A write position in memory reserved by `JSONBuffer.write(atMost:)`.
 /// Each method's comment gives the most it can write, which is what callers
-/// add up for `atMost`.
+/// add up for `atMost`; each checks that much against the room left before
+/// it stores, so a wrong bound stops the process instead of overflowing.
 struct ByteCursor {
     private(set) var position: UnsafeMutablePointer<UInt8>
+    /// One past the last byte of the reserved room.
+    private let end: UnsafeMutablePointer<UInt8>
 
     /// The most a quoted, escaped string of `utf8Count` bytes takes: quotes
     /// plus six bytes (`\u00XX`) for each byte in the worst case.
@@ -61,28 +64,56 @@ struct ByteCursor {
     /// The most `writeInteger` takes: a sign and 19 digits.
     static let integerBound = 20
 
-    init(_ position: UnsafeMutablePointer<UInt8>) {
+    init(_ position: UnsafeMutablePointer<UInt8>, room: Int) {
+        precondition(room >= 0)
         self.position = position
+        end = position + room
+    }
+
+    /// Stops the process unless `count` more bytes fit in the reserved room.
+    @inline(__always)
+    private func reserve(_ count: Int) {
+        precondition(end - position >= count, "a JSON piece needs more bytes than its bound reserved")
     }
 
     /// Writes the literal's bytes (its length).
     @inline(__always)
     mutating func write(_ literal: StaticString) {
-        let count = literal.utf8CodeUnitCount
-        position.update(from: literal.utf8Start, count: count)
-        position += count
+        reserve(literal.utf8CodeUnitCount)
+        store(literal)
     }
 
     /// Writes one byte.
     @inline(__always)
     mutating func write(_ byte: UInt8) {
-        position.pointee = byte
-        position += 1
+        reserve(1)
+        store(byte)
     }
 
     /// Writes the bytes as they are (their count).
     @inline(__always)
     mutating func write(raw bytes: UnsafeBufferPointer<UInt8>) {
+        reserve(bytes.count)
+        store(raw: bytes)
+    }
+
+    // The stores below are unchecked: every caller reserved their room.
+
+    @inline(__always)
+    private mutating func store(_ literal: StaticString) {
+        let count = literal.utf8CodeUnitCount
+        position.update(from: literal.utf8Start, count: count)
+        position += count
+    }
+
+    @inline(__always)
+    private mutating func store(_ byte: UInt8) {
+        position.pointee = byte
+        position += 1
+    }
+
+    @inline(__always)
+    private mutating func store(raw bytes: UnsafeBufferPointer<UInt8>) {
         guard let base = bytes.baseAddress else { return }
         position.update(from: base, count: bytes.count)
         position += bytes.count
@@ -96,7 +127,6 @@ struct ByteCursor {
 
     /// Decimal digits, `Int64.min` included (at most `integerBound`).
     mutating func writeInteger(_ value: Int64) {
-        if value < 0 { write(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
         var digits = 1
         var scale: UInt64 = 10
@@ -104,6 +134,8 @@ struct ByteCursor {
             digits += 1
             scale = scale &* 10
         }
+        reserve(digits + (value < 0 ? 1 : 0))
+        if value < 0 { store(UInt8(ascii: "-")) }
         var index = digits
         repeat {
             index -= 1
@@ -120,21 +152,23 @@ struct ByteCursor {
 
     /// A quoted RFC 3339 time (26).
     mutating func writeQuotedTimestamp(_ timestamp: Timestamp) {
-        write(UInt8(ascii: "\""))
+        reserve(Timestamp.rfc3339Length + 2)
+        store(UInt8(ascii: "\""))
         timestamp.writeRFC3339(to: position)
         position += Timestamp.rfc3339Length
-        write(UInt8(ascii: "\""))
+        store(UInt8(ascii: "\""))
     }
 
     /// A JSON string literal of the UTF-8 bytes (at most `stringBound`),
-    /// escaped exactly as `HTTPCore.appendJSONString` escapes (quote,
+    /// escaped exactly as `appendJSONString` escapes (quote,
     /// backslash, control characters), copying each run of plain bytes at
     /// once: message bodies are most of a page's bytes.
     mutating func writeString(_ utf8: UnsafeBufferPointer<UInt8>) {
-        write(UInt8(ascii: "\""))
         let count = utf8.count
+        reserve(Self.stringBound(count))
+        store(UInt8(ascii: "\""))
         guard count > 0, let base = utf8.baseAddress else {
-            write(UInt8(ascii: "\""))
+            store(UInt8(ascii: "\""))
             return
         }
         var runStart = 0
@@ -151,13 +185,13 @@ struct ByteCursor {
                 index += 1
                 continue
             }
-            write(raw: UnsafeBufferPointer(start: base + runStart, count: index - runStart))
-            writeEscape(byte)
+            store(raw: UnsafeBufferPointer(start: base + runStart, count: index - runStart))
+            storeEscape(byte)
             index += 1
             runStart = index
         }
-        write(raw: UnsafeBufferPointer(start: base + runStart, count: count - runStart))
-        write(UInt8(ascii: "\""))
+        store(raw: UnsafeBufferPointer(start: base + runStart, count: count - runStart))
+        store(UInt8(ascii: "\""))
     }
 
     /// `writeString` of a Swift string (its UTF-8 view, without copying a
@@ -183,19 +217,19 @@ struct ByteCursor {
     }
 
     /// Two bytes for the short escapes, six for `\u00XX`.
-    private mutating func writeEscape(_ byte: UInt8) {
-        write(UInt8(ascii: "\\"))
+    private mutating func storeEscape(_ byte: UInt8) {
+        store(UInt8(ascii: "\\"))
         switch byte {
-        case UInt8(ascii: "\""): write(UInt8(ascii: "\""))
-        case UInt8(ascii: "\\"): write(UInt8(ascii: "\\"))
-        case 0x0A: write(UInt8(ascii: "n"))
-        case 0x0D: write(UInt8(ascii: "r"))
-        case 0x09: write(UInt8(ascii: "t"))
+        case UInt8(ascii: "\""): store(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): store(UInt8(ascii: "\\"))
+        case 0x0A: store(UInt8(ascii: "n"))
+        case 0x0D: store(UInt8(ascii: "r"))
+        case 0x09: store(UInt8(ascii: "t"))
         default:
             let hex: StaticString = "0123456789abcdef"
-            write("u00")
-            write(hex.utf8Start[Int(byte >> 4)])
-            write(hex.utf8Start[Int(byte & 0xF)])
+            store("u00")
+            store(hex.utf8Start[Int(byte >> 4)])
+            store(hex.utf8Start[Int(byte & 0xF)])
         }
     }
 }

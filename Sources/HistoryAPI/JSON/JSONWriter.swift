@@ -2,13 +2,13 @@ import HistoryStore
 
 /// Writes the contract's JSON shapes as bytes.
 ///
-/// By hand, because a page is the hot path (issue 5 wants 15,000 deep pages
-/// per second on two cores): no `JSONEncoder`, no reflection, no
+/// By hand, because a page is the hot path (docs/performance.md, "The
+/// performance goals, measured"): no `JSONEncoder`, no reflection, no
 /// intermediate `String`. A page is written from the store's `MessageRows`
 /// (text copied from the rows' buffer, never a `String` per body) through a
 /// `JSONBuffer`, which checks room once per message instead of once per
 /// key. Every key is always present, `null` where a value is absent (the
-/// brief's shapes).
+/// shapes of docs/API.md).
 ///
 /// ```swift
 /// let body = JSONWriter.page(page)   // {"messages":[...],"has_older":...}
@@ -136,7 +136,7 @@ public enum JSONWriter {
     /// Decimal digits without `String(describing:)`; `Int64.min` included.
     public static func appendInteger(_ value: Int64, to bytes: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: ByteCursor.integerBound) { digits in
-            var cursor = ByteCursor(digits.baseAddress!)
+            var cursor = ByteCursor(digits.baseAddress!, room: ByteCursor.integerBound)
             cursor.writeInteger(value)
             bytes.append(contentsOf: UnsafeBufferPointer(start: digits.baseAddress, count: cursor.position - digits.baseAddress!))
         }

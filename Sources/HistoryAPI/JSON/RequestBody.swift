@@ -1,14 +1,16 @@
+import HistoryStore
+
 /// A request body parsed as the contract wants it: one JSON object whose
 /// fields are read by name with their contract type.
 ///
 /// Each accessor throws the field's own `invalid_<field>` error, so a
 /// handler reads like the contract: "sender: a required string".
-/// Unknown fields are ignored (API.md: room for newer clients).
+/// Unknown fields are ignored (docs/API.md: room for newer clients).
 ///
 /// ```swift
 /// let body = try RequestBody(bytes)
-/// let sender = try body.requiredString("sender")
-/// let replyTo = try body.optionalPositiveInt64("reply_to")
+/// let sender = try body.requiredString(.sender)
+/// let replyTo = try body.optionalPositiveInt64(.replyTo)
 /// ```
 public struct RequestBody: Sendable {
     public let fields: [String: JSONValue]
@@ -28,48 +30,49 @@ public struct RequestBody: Sendable {
             throw APIError.invalidJSON(error)
         }
         guard case .object(let fields) = value else {
-            throw APIError.invalidJSON("the body must be a JSON object, not \(value.typeName == "array" ? "an" : "a") \(value.typeName)")
+            throw APIError(.invalidJSON, "the body must be a JSON object, not \(value.typeName == "array" ? "an" : "a") \(value.typeName)")
         }
         self.fields = fields
     }
 
     /// A string that must be present and not null.
-    public func requiredString(_ name: String) throws(APIError) -> String {
+    public func requiredString(_ field: InputField) throws(APIError) -> String {
+        let name = field.name
         switch fields[name] {
         case .string(let text): return text
-        case nil, .null?: throw APIError.invalidField(name, "\(name) is required and must be a string")
-        case let other?: throw APIError.invalidField(name, "\(name) must be a string, not \(other.typeName)")
+        case nil, .null?: throw APIError(invalid: field, "\(name) is required and must be a string")
+        case let other?: throw APIError(invalid: field, "\(name) must be a string, not \(other.typeName)")
         }
     }
 
     /// A string, or nil when absent or null.
-    /// - Parameter code: the error code's field when it differs from the
-    ///   key (`id` of a new conversation is `invalid_conversation_id`).
-    public func optionalString(_ name: String, code: String? = nil) throws(APIError) -> String? {
+    public func optionalString(_ field: InputField) throws(APIError) -> String? {
+        let name = field.name
         switch fields[name] {
         case .string(let text): return text
         case nil, .null?: return nil
-        case let other?: throw APIError.invalidField(code ?? name, "\(name) must be a string or null, not \(other.typeName)")
+        case let other?: throw APIError(invalid: field, "\(name) must be a string or null, not \(other.typeName)")
         }
     }
 
     /// An integer in `1...Int64.max`, or nil when absent or null. `1.0` and
     /// `1e0` are refused: an id is an integer, and a client sending a float
     /// has a bug that rounding would hide.
-    public func optionalPositiveInt64(_ name: String) throws(APIError) -> Int64? {
+    public func optionalPositiveInt64(_ field: InputField) throws(APIError) -> Int64? {
+        let name = field.name
         switch fields[name] {
         case nil, .null?:
             return nil
         case .number(let number)?:
             guard number.isIntegerLiteral else {
-                throw APIError.invalidField(name, "\(name) must be an integer, not \(abbreviated(number.literal))")
+                throw APIError(invalid: field, "\(name) must be an integer, not \(abbreviated(number.literal))")
             }
             guard let value = number.int64Value, value > 0 else {
-                throw APIError.invalidField(name, "\(name) must be a positive 64-bit integer, not \(abbreviated(number.literal))")
+                throw APIError(invalid: field, "\(name) must be a positive 64-bit integer, not \(abbreviated(number.literal))")
             }
             return value
         case let other?:
-            throw APIError.invalidField(name, "\(name) must be an integer or null, not \(other.typeName)")
+            throw APIError(invalid: field, "\(name) must be an integer or null, not \(other.typeName)")
         }
     }
 }

@@ -8,6 +8,8 @@ import Synchronization
 /// `2026-11-21T10:00:00.123Z GET /v1/conversations/a/messages?limit=50 200 18342 412us`
 /// (time, method, target, status, body bytes, microseconds; `-` for a
 /// method or target never read, as for a request line that did not parse).
+/// Method and target are written in printable ASCII, anything else as
+/// `\xHH` (see `appendSanitized`).
 ///
 /// Cheap because it is on every request: a line is formatted into bytes and
 /// appended to a buffer under a lock; a serial queue writes the buffer when
@@ -95,32 +97,33 @@ public final class AccessLog: Sendable {
 
     /// Runs on `writeQueue`; retries short writes and EINTR, gives up on other errors.
     private func write(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Foundation.write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    break
-                }
-            }
-        }
+        bytes.withUnsafeBytes { buffer in try? writeAll(buffer, to: fileDescriptor) }
         state.withLock { $0.backlog -= bytes.count }
     }
 
-    /// Control characters and spaces would break the one-line, space-separated
-    /// format, and so would an empty field (a request refused before its
-    /// method and target were read): that is written `-`, as web servers do.
-    private static func appendSanitized(_ text: String, to line: inout [UInt8]) {
+    /// Writes `text` as printable ASCII only: every other byte (controls,
+    /// space, DEL and every byte of a non-ASCII character) becomes `\xHH`,
+    /// and so does the backslash itself, so the escaping reads back
+    /// unambiguously. A refused request's target is whatever a client sent:
+    /// raw, it could end the line early (CR, LF, U+2028, U+0085), split a
+    /// field (space), reorder what a terminal shows (U+202E) or send it a
+    /// control sequence (ESC, U+009B). An empty field (a request refused
+    /// before its method and target were read) is written `-`, as web
+    /// servers do.
+    static func appendSanitized(_ text: String, to line: inout [UInt8]) {
         guard !text.isEmpty else {
             line.append(UInt8(ascii: "-"))
             return
         }
         for byte in text.utf8 {
-            line.append(byte <= 0x20 || byte == 0x7F ? UInt8(ascii: "?") : byte)
+            if byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") {
+                line.append(byte)
+            } else {
+                line.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "x"),
+                                         hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0F)]])
+            }
         }
     }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
 }

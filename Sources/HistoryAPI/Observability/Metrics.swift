@@ -15,6 +15,8 @@ import Synchronization
 /// - `history_open_connections` gauge
 /// - `history_parked_long_polls` gauge (the store's parked waits)
 /// - `history_append_batch_size` histogram (appends per group commit)
+/// - `history_access_denied_total{status,code}` counter: 401s and 403s by
+///   error code (a fixed set of codes; never a user id or a path)
 ///
 /// Related specification: <https://prometheus.io/docs/instrumenting/exposition_formats/>
 public final class Metrics: Sendable {
@@ -39,6 +41,12 @@ public final class Metrics: Sendable {
         var routes: [String: RouteStats] = [:]
         var batches = Histogram(upperBounds: Metrics.batchBuckets)
         var openConnections = 0
+        var denied: [DeniedKey: Int] = [:]
+    }
+
+    fileprivate struct DeniedKey: Hashable, Sendable {
+        var status: Int
+        var code: String
     }
 
     private let state = Mutex(State())
@@ -58,6 +66,12 @@ public final class Metrics: Sendable {
     /// One group commit of `size` appends (`StoreConfiguration.onBatchCommitted`).
     public func recordBatch(size: Int) {
         state.withLock { $0.batches.observe(Double(size)) }
+    }
+
+    /// One request refused by authentication (401) or the access policy
+    /// (403); `code` is one of the contract's codes.
+    public func recordDenied(status: Int, code: String) {
+        state.withLock { $0.denied[DeniedKey(status: status, code: code), default: 0] += 1 }
     }
 
     public func setOpenConnections(_ count: Int) {
@@ -97,6 +111,12 @@ public final class Metrics: Sendable {
         text += "# HELP history_append_batch_size Appends committed per group-commit transaction.\n"
         text += "# TYPE history_append_batch_size histogram\n"
         snapshot.batches.render(name: "history_append_batch_size", labels: nil, into: &text)
+
+        text += "# HELP history_access_denied_total Requests refused by authentication (401) or access policy (403), by code.\n"
+        text += "# TYPE history_access_denied_total counter\n"
+        for (key, count) in snapshot.denied.sorted(by: { ($0.key.status, $0.key.code) < ($1.key.status, $1.key.code) }) {
+            text += "history_access_denied_total{status=\"\(key.status)\",code=\"\(Self.escape(key.code))\"} \(count)\n"
+        }
         return Array(text.utf8)
     }
 

@@ -9,6 +9,7 @@ struct ConversationRoutes {
         router.add(.post, "/v1/conversations") { request throws(APIError) in try create(request) }
         router.add(.get, "/v1/conversations/{cid}") { request throws(APIError) in
             let id = try environment.conversationID(request)
+            try environment.authorize(request, .readConversation, in: id)
             let conversation = try environment.read(request) { () throws(StoreError) in
                 try environment.store.conversation(id)
             }
@@ -17,18 +18,20 @@ struct ConversationRoutes {
     }
 
     /// Body `{"id"?, "title"?}`; an empty body is `{}`. 201 with `Location`.
+    /// A user creating it becomes its owner, in the same transaction.
     private func create(_ request: APIRequest) throws(APIError) {
+        let grant = try environment.authorize(request, .createConversation)
         let body = try RequestBody(request.http.body, emptyMeansEmptyObject: true)
         var id: ConversationID?
-        if let text = try body.optionalString("id", code: "conversation_id") {
+        if let text = try body.optionalString(.conversationID) {
             guard let valid = ConversationID(text) else {
-                throw APIError.invalidField("conversation_id", "id must be 1 to 64 characters of [A-Za-z0-9_-]")
+                throw APIError(invalid: .conversationID, "id must be 1 to 64 characters of [A-Za-z0-9_-]")
             }
             id = valid
         }
-        let title = try body.optionalString("title")
-        try MessageRules.check { () throws(StoreError) in try MessageRules.validateTitle(title) }
-        environment.store.createConversation(id: id, title: title) { result in
+        let title = try body.optionalString(.title)
+        try APIError.enforcing { () throws(RuleViolation) in try MessageRules.checkTitle(title) }
+        environment.store.createConversation(id: id, title: title, owner: grant.user) { result in
             switch result {
             case .success(let conversation):
                 request.respond(.created, json: JSONWriter.conversation(conversation),

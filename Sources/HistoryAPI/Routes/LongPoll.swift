@@ -19,6 +19,9 @@ import Synchronization
 ///    answer what a final read finds, normally the empty list with the
 ///    current version; if the store can no longer read, the empty list with
 ///    the version last read, which is always a valid next `since`.
+/// 4. revoked (its user was removed from the conversation): answered 404
+///    `conversation_not_found` at once, as any later request of that user's
+///    would be.
 ///
 /// Because each wait's handler runs exactly once and starts the next step,
 /// the answer is sent exactly once. `cancel()` may come from any thread at
@@ -27,21 +30,26 @@ final class LongPoll: Sendable {
     private struct State: Sendable {
         var token: WaitToken?
         var cancelled = false
+        /// The caller lost access to the conversation.
+        var revoked = false
         /// The version of the last read: nothing the poll cares about
         /// changed up to it, so the next read starts there.
         var lastVersion: Int64
     }
 
     private let request: APIRequest
-    private let conversation: ConversationID
+    /// Who asked, so a removal from the conversation can find its polls.
+    let caller: Caller
+    let conversation: ConversationID
     private let query: ChangeQuery
     private let deadline: ContinuousClock.Instant
     private let environment: RouteEnvironment
     private let state: Mutex<State>
 
-    init(request: APIRequest, conversation: ConversationID, query: ChangeQuery,
+    init(request: APIRequest, caller: Caller, conversation: ConversationID, query: ChangeQuery,
          deadline: ContinuousClock.Instant, environment: RouteEnvironment) {
         self.request = request
+        self.caller = caller
         self.conversation = conversation
         self.query = query
         self.deadline = deadline
@@ -58,7 +66,22 @@ final class LongPoll: Sendable {
             return
         }
         request.context.onClose { [self] in cancel() }
+        // A removal that committed after the access check but before the
+        // poll was registered found nothing to revoke: look again.
+        if case .user(let user) = caller {
+            do {
+                if try environment.store.role(of: user, in: conversation) == nil { revoke() }
+            } catch {
+                // A store that cannot read answers the poll through its own reads.
+            }
+        }
         park()
+    }
+
+    /// The caller was removed from the conversation: answer 404 now.
+    func revoke() {
+        state.withLock { $0.revoked = true }
+        cancel()
     }
 
     /// Ends the current wait early; the poll then answers (harmless after it has).
@@ -91,7 +114,7 @@ final class LongPoll: Sendable {
     }
 
     private func woke(_ outcome: WaitOutcome) {
-        guard outcome == .changed else {
+        guard outcome == .changed, !state.withLock({ $0.revoked }) else {
             finish()
             return
         }
@@ -115,7 +138,12 @@ final class LongPoll: Sendable {
 
     /// The final read and answer.
     private func finish() {
-        let since = state.withLock { $0.lastVersion }
+        let (since, revoked) = state.withLock { ($0.lastVersion, $0.revoked) }
+        if revoked {
+            environment.longPolls.unregister(self)
+            request.fail(APIError(StoreError.conversationNotFound(conversation)))
+            return
+        }
         var query = query
         query.since = since
         let feed = (try? environment.store.changes(in: conversation, query))
@@ -152,6 +180,15 @@ final class LongPollRegistry: Sendable {
     }
 
     var isDraining: Bool { state.withLock { $0.draining } }
+
+    /// Answers 404 every poll `user` has parked on `conversation`: a
+    /// removed member loses access at once, parked requests included.
+    func revoke(user: UserID, in conversation: ConversationID) {
+        let polls = state.withLock { state in
+            state.polls.values.filter { $0.caller == .user(user) && $0.conversation == conversation }
+        }
+        for poll in polls { poll.revoke() }
+    }
 
     var count: Int { state.withLock { $0.polls.count } }
 

@@ -10,7 +10,7 @@ struct RouteEnvironment: Sendable {
     let longPolls: LongPollRegistry
 
     /// The `{cid}` of the path. An id that is not a valid conversation id
-    /// names no conversation: 404 `conversation_not_found`, as the brief says.
+    /// names no conversation: 404 `conversation_not_found` (docs/API.md, "Validation").
     func conversationID(_ request: APIRequest, at index: Int = 0) throws(APIError) -> ConversationID {
         let segment = request.pathParameters[index]
         guard let segment, let id = ConversationID(segment) else {
@@ -26,6 +26,37 @@ struct RouteEnvironment: Sendable {
             throw APIError.invalidMessageID(segment.map { abbreviated($0, to: 40) })
         }
         return id
+    }
+
+    /// Asks `AccessPolicy` whether the request's caller may do `action` on
+    /// `conversation`, looking the caller's role up once (users only: an
+    /// admin's is never needed); throws the refusal.
+    /// - Returns: the caller and role, for a second decision once more is
+    ///   known (the author of a message to edit).
+    @discardableResult
+    func authorize(_ request: APIRequest, _ action: AccessPolicy.Action,
+                   in conversation: ConversationID? = nil) throws(APIError) -> AccessGrant {
+        guard let caller = request.caller else {
+            // Only routes outside /v1 run without authentication; none of them asks.
+            let error = APIError(TokenRejection.missing)
+            metrics.recordDenied(status: error.status.code, code: error.code.rawValue)
+            throw error
+        }
+        var role: MemberRole?
+        if case .user(let user) = caller, let conversation {
+            role = try read(request) { () throws(StoreError) in try store.role(of: user, in: conversation) }
+        }
+        let grant = AccessGrant(caller: caller, role: role)
+        try authorize(grant, action, in: conversation)
+        return grant
+    }
+
+    /// The second decision on the same grant, without a second lookup.
+    func authorize(_ grant: AccessGrant, _ action: AccessPolicy.Action, in conversation: ConversationID?) throws(APIError) {
+        let decision = AccessPolicy.decide(action, caller: grant.caller, role: grant.role)
+        guard let error = APIError(decision, conversation: conversation) else { return }
+        if error.status.code == 403 { metrics.recordDenied(status: error.status.code, code: error.code.rawValue) }
+        throw error
     }
 
     /// The HTTP answer to a store failure; storage details go to the log only.
@@ -51,13 +82,14 @@ struct RouteEnvironment: Sendable {
     }
 }
 
-extension MessageRules {
-    /// `MessageRules` checks through the one `StoreError` → `APIError` mapping.
-    static func check(_ rule: () throws(StoreError) -> Void) throws(APIError) {
-        do {
-            try rule()
-        } catch {
-            throw APIError(error)
-        }
+/// Who was let in, and as what: the outcome of `RouteEnvironment.authorize`.
+struct AccessGrant: Sendable {
+    let caller: Caller
+    /// The caller's role in the conversation; nil for an admin.
+    let role: MemberRole?
+
+    /// The token's subject when the caller is a user, nil for an admin.
+    var user: UserID? {
+        if case .user(let user) = caller { user } else { nil }
     }
 }

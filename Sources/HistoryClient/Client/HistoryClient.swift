@@ -17,7 +17,15 @@ import FoundationNetworking
 /// for try await event in client.events(of: "general", since: page.version) { ... }
 /// ```
 ///
-/// Related: the contract, `API.md`.
+/// A server in tokens mode wants a bearer token with every request: give the
+/// configuration a ``HistoryTokenProvider`` (the app's call to its backend).
+///
+/// ```swift
+/// let client = HistoryClient(baseURL: url, configuration: HistoryClientConfiguration(
+///     tokenProvider: { try await account.freshHistoryToken() }))
+/// ```
+///
+/// Related: the contract, `docs/API.md` in the repository.
 public final class HistoryClient: Sendable {
     public let configuration: HistoryClientConfiguration
     /// Ordinary requests, bounded by `requestTimeout`.
@@ -35,7 +43,8 @@ public final class HistoryClient: Sendable {
     /// - Parameters:
     ///   - baseURL: the server's root, e.g. `http://127.0.0.1:8080`; a path
     ///     prefix (`https://host/chat`) is kept in front of every route.
-    ///   - configuration: timeouts and the event stream's reconnect policy.
+    ///   - configuration: timeouts, the event stream's reconnect policy, and
+    ///     the token provider of a tokens-mode server.
     public init(baseURL: URL, configuration: HistoryClientConfiguration = HistoryClientConfiguration()) {
         self.configuration = configuration
         self.base = LockedBox(baseURL)
@@ -111,7 +120,10 @@ public final class HistoryClient: Sendable {
     /// (``AppendResult/wasCreated`` false). The same `clientID` with another
     /// sender or body throws ``HistoryErrorCode/clientIDConflict``; a
     /// `replyTo` naming no message here throws ``HistoryErrorCode/replyToNotFound``.
-    public func append(to conversation: String, sender: String, body: String,
+    ///
+    /// With a token, `sender` may be nil: the server takes the token's
+    /// subject. Naming another sender throws ``HistoryErrorCode/senderMismatch``.
+    public func append(to conversation: String, sender: String? = nil, body: String,
                        clientID: String? = nil, replyTo: Int64? = nil) async throws -> AppendResult {
         let payload = AppendBody(sender: sender, body: body, clientID: clientID, replyTo: replyTo)
         let endpoint = HistoryEndpoint(method: "POST", path: ["v1", "conversations", conversation, "messages"],
@@ -181,7 +193,7 @@ public final class HistoryClient: Sendable {
 
     // MARK: - Transport
 
-    private func encode(_ value: some Encodable) throws -> Data {
+    func encode(_ value: some Encodable) throws -> Data {
         do {
             return try HistoryJSON.makeEncoder().encode(value)
         } catch {
@@ -190,7 +202,7 @@ public final class HistoryClient: Sendable {
     }
 
     /// Performs the request and decodes a 2xx body as `T`.
-    private func send<T: Decodable>(_ endpoint: HistoryEndpoint, as type: T.Type) async throws
+    func send<T: Decodable>(_ endpoint: HistoryEndpoint, as type: T.Type) async throws
         -> (value: T, status: Int) {
         let (data, status) = try await perform(endpoint)
         do {
@@ -202,10 +214,39 @@ public final class HistoryClient: Sendable {
 
     /// Performs the request; returns the body of a 2xx answer and throws
     /// ``HistoryClientError`` for anything else.
-    private func perform(_ endpoint: HistoryEndpoint) async throws -> (Data, Int) {
+    ///
+    /// With a token provider, a 401 `token_expired` gets one more token and
+    /// one retry: a token can expire between the provider's answer and the
+    /// server's check, and that race must not reach the app. A second 401
+    /// is the app's to handle (its provider keeps returning stale tokens).
+    func perform(_ endpoint: HistoryEndpoint) async throws -> (Data, Int) {
+        do {
+            return try await performOnce(endpoint)
+        } catch let error as HistoryClientError
+            where error.code == .tokenExpired && configuration.tokenProvider != nil {
+            return try await performOnce(endpoint)
+        }
+    }
+
+    /// The token to send now, or nil without a provider.
+    private func currentToken() async throws -> String? {
+        guard let provider = configuration.tokenProvider else { return nil }
+        do {
+            return try await provider()
+        } catch {
+            if Task.isCancelled || error is CancellationError { throw CancellationError() }
+            throw HistoryClientError.tokenUnavailable(error)
+        }
+    }
+
+    /// One exchange with the server, with a token asked for just before.
+    private func performOnce(_ endpoint: HistoryEndpoint) async throws -> (Data, Int) {
+        var headers = configuration.additionalHeaders
+        if let token = try await currentToken() {
+            headers["Authorization"] = "Bearer " + token
+        }
         let request = try endpoint.urlRequest(
-            baseURL: baseURL, timeout: endpoint.timeout ?? configuration.requestTimeout,
-            headers: configuration.additionalHeaders)
+            baseURL: baseURL, timeout: endpoint.timeout ?? configuration.requestTimeout, headers: headers)
         let data: Data
         let response: URLResponse
         do {
@@ -242,7 +283,8 @@ private struct CreateConversationBody: Encodable {
 }
 
 private struct AppendBody: Encodable {
-    var sender: String
+    /// Left out of the JSON when nil (the synthesized `encodeIfPresent`).
+    var sender: String?
     var body: String
     var clientID: String?
     var replyTo: Int64?

@@ -13,17 +13,22 @@ public struct HistoryClientConfiguration: Sendable {
     public var eventWait: Duration
     /// How the event stream reconnects after a failure.
     public var reconnect: ReconnectPolicy
-    /// Extra headers for every request (e.g. a future `Authorization`).
+    /// Extra headers for every request (a tracing id, a proxy's key).
     public var additionalHeaders: [String: String]
+    /// The bearer token for a tokens-mode server, asked for before every
+    /// request (and once more after a 401 `token_expired`); nil for a server
+    /// in open mode. Default: nil.
+    public var tokenProvider: HistoryTokenProvider?
 
     public init(requestTimeout: Duration = .seconds(15), longPollMargin: Duration = .seconds(10),
                 eventWait: Duration = .seconds(30), reconnect: ReconnectPolicy = ReconnectPolicy(),
-                additionalHeaders: [String: String] = [:]) {
+                additionalHeaders: [String: String] = [:], tokenProvider: HistoryTokenProvider? = nil) {
         self.requestTimeout = requestTimeout
         self.longPollMargin = longPollMargin
         self.eventWait = eventWait
         self.reconnect = reconnect
         self.additionalHeaders = additionalHeaders
+        self.tokenProvider = tokenProvider
     }
 }
 

@@ -18,6 +18,9 @@ public enum HistoryClientError: Error, Sendable, CustomStringConvertible {
     case undecodableResponse(status: Int, reason: String)
     /// The request could not be built (e.g. a base URL that cannot take a path).
     case invalidRequest(reason: String)
+    /// The configured ``HistoryTokenProvider`` threw this instead of giving a
+    /// token; nothing was sent.
+    case tokenUnavailable(any Error)
 
     /// The contract's error code, when the server answered one.
     public var code: HistoryErrorCode? {
@@ -29,7 +32,7 @@ public enum HistoryClientError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .server(let error): error.status
         case .undecodableResponse(let status, _): status
-        case .transport, .invalidRequest: nil
+        case .transport, .invalidRequest, .tokenUnavailable: nil
         }
     }
 
@@ -47,7 +50,9 @@ public enum HistoryClientError: Error, Sendable, CustomStringConvertible {
                 || error.status == 507 || error.code == .internalError
         case .undecodableResponse(let status, _):
             status == 502 || status == 503 || status == 504
-        case .invalidRequest:
+        case .invalidRequest, .tokenUnavailable:
+            // A provider that cannot mint a token (signed out, backend refusing)
+            // will not start to by itself: the app must act.
             false
         }
     }
@@ -58,6 +63,7 @@ public enum HistoryClientError: Error, Sendable, CustomStringConvertible {
         case .transport(let error): "transport error: \(error)"
         case .undecodableResponse(let status, let reason): "undecodable response (HTTP \(status)): \(reason)"
         case .invalidRequest(let reason): "invalid request: \(reason)"
+        case .tokenUnavailable(let error): "the token provider failed: \(error)"
         }
     }
 }

@@ -36,7 +36,25 @@ public struct HistoryErrorCode: RawRepresentable, Hashable, Sendable, CustomStri
     public static let invalidIDRange: HistoryErrorCode = "invalid_id_range"
     public static let invalidMessageID: HistoryErrorCode = "invalid_message_id"
 
-    // MARK: - 404, 405, 409, 422
+    public static let invalidUserID: HistoryErrorCode = "invalid_user_id"
+    public static let invalidRole: HistoryErrorCode = "invalid_role"
+
+    // MARK: - 401, 403: identity and access
+    /// A tokens-mode server got no `Authorization: Bearer` header.
+    public static let missingToken: HistoryErrorCode = "missing_token"
+    /// Malformed, badly signed, unknown key, wrong audience or issuer: a new
+    /// token of the same kind would fail the same way.
+    public static let invalidToken: HistoryErrorCode = "invalid_token"
+    /// The client asks its token provider once more and retries once.
+    public static let tokenExpired: HistoryErrorCode = "token_expired"
+    /// A user token asked for an administrator's (or an owner's) action.
+    public static let forbidden: HistoryErrorCode = "forbidden"
+    /// Editing or deleting another user's message.
+    public static let notAuthor: HistoryErrorCode = "not_author"
+    /// An append whose `sender` is not the token's subject.
+    public static let senderMismatch: HistoryErrorCode = "sender_mismatch"
+
+    // MARK: - 404, 405, 409, 415, 421, 422
     public static let notFound: HistoryErrorCode = "not_found"
     public static let conversationNotFound: HistoryErrorCode = "conversation_not_found"
     public static let messageNotFound: HistoryErrorCode = "message_not_found"
@@ -45,6 +63,9 @@ public struct HistoryErrorCode: RawRepresentable, Hashable, Sendable, CustomStri
     public static let clientIDConflict: HistoryErrorCode = "client_id_conflict"
     public static let messageDeleted: HistoryErrorCode = "message_deleted"
     public static let replyToNotFound: HistoryErrorCode = "reply_to_not_found"
+    public static let unsupportedMediaType: HistoryErrorCode = "unsupported_media_type"
+    /// A loopback server refused the `Host` (DNS-rebinding protection).
+    public static let misdirectedRequest: HistoryErrorCode = "misdirected_request"
 
     // MARK: - Transport-level answers of the server
     public static let requestTimeout: HistoryErrorCode = "request_timeout"

@@ -6,7 +6,10 @@
 /// Because the next `since` is only ever the version of an answer whose
 /// events were all yielded, a failed poll (a dropped connection, a server
 /// restarting on the same database) is simply retried from the same
-/// version after a backoff: nothing is lost, nothing repeats.
+/// version after a backoff: nothing is lost, nothing repeats. A token that
+/// expires while a poll is parked is the same case: the poll answered 401
+/// `token_expired` is asked again with a new token from the configured
+/// provider, from the same version.
 ///
 /// The sequence ends (returns nil) when the consuming task is cancelled; it
 /// throws when a poll fails with a non-transient error (e.g. the

@@ -5,7 +5,7 @@ import Foundation
 /// Keys are mapped explicitly by each model's `CodingKeys` (never
 /// `.convertFromSnakeCase`, which turns `client_id` into `clientId` and would
 /// make every model spell its properties the way the converter guesses).
-/// Dates go through ``RFC3339`` so Linux and Darwin read them the same way.
+/// Dates go through `RFC3339` (internal) so Linux and Darwin read them the same way.
 public enum HistoryJSON {
     /// A decoder for the server's answers (and for models an app cached with ``makeEncoder()``).
     public static func makeDecoder() -> JSONDecoder {

@@ -1,4 +1,4 @@
-/// The fixed suite behind README's performance table: each row one short
+/// The fixed suite behind docs/performance.md, `history-load bench`: each row one short
 /// `run` with fixed settings, so figures from two machines or two commits
 /// compare. Every row still checks the answers; a row with a violation is
 /// marked in the table.
@@ -16,6 +16,19 @@ struct BenchSuite {
         /// Unreported page load before the page rows, per warm-up scenario.
         var warmup: Duration = .seconds(5)
         var progress = true
+        /// Tokens mode: user tokens of the "tokens HS256" row (nil: no row).
+        var hs256: LoadCredentials?
+        /// Tokens mode: user tokens of the "tokens ES256" row (nil: no row).
+        var es256: LoadCredentials?
+
+        /// With keys the server is in tokens mode, where a request without a
+        /// token gets 401: the other rows send admin tokens, the closest to
+        /// open mode (a verified token, no membership lookup).
+        var baseline: LoadCredentials? {
+            guard var credentials = hs256 ?? es256 else { return nil }
+            credentials.usersAreAdmins = true
+            return credentials
+        }
     }
 
     struct Row: Sendable {
@@ -37,12 +50,14 @@ struct BenchSuite {
         let url = s.endpoint.description
         let seconds = "\(Int(s.duration.secondsDouble))s"
         var rows: [Row] = []
-        let catalog = try ConversationCatalog.discover(endpoint: s.endpoint, prefix: "load-", maximum: 100_000)
+        let catalog = try ConversationCatalog.discover(endpoint: s.endpoint, prefix: "load-", maximum: 100_000,
+                                                       authorization: s.baseline?.adminAuthorization())
         guard let largest = catalog.largest else { throw LoadError("no load-0000 on \(url): seed first") }
 
         func plan(_ scenario: Scenario, clients: Int) -> LoadPlan {
             var plan = LoadPlan(endpoint: s.endpoint, scenario: scenario, clients: clients, duration: s.duration)
             plan.progress = s.progress
+            plan.settings.credentials = s.baseline
             return plan
         }
         /// - Parameter allRequests: the rate is every request of the run (deep rows also
@@ -70,7 +85,7 @@ struct BenchSuite {
         let shorts = catalog.short().count
         var idle = plan(.deep, clients: s.clients)
         idle.idleConnections = s.idleConnections
-        let pageRows: [(name: String, plan: LoadPlan, command: String, kind: String, allRequests: Bool, note: String)] = [
+        var pageRows: [(name: String, plan: LoadPlan, command: String, kind: String, allRequests: Bool, note: String)] = [
             ("Deep `before` pages, \(largest.id) (\(Format.grouped(Int(largest.messageCount))) messages)", plan(.deep, clients: s.clients),
              "run --url \(url) --scenario deep --clients \(s.clients) --duration \(seconds)",
              RequestKind.beforePage.name, true, "\(s.clients) connections; 1 page in 5 is a range page re-checking a deep one"),
@@ -84,6 +99,19 @@ struct BenchSuite {
              "run --url \(url) --scenario deep --clients \(s.clients) --connections \(s.idleConnections) --duration \(seconds)",
              RequestKind.beforePage.name, true, ""),
         ]
+        // User tokens: each virtual user its own subject, a member of the
+        // conversations it reads; one token per user, reused. Beside the
+        // deep row (admin tokens when keys are given), before the idle row.
+        for (algorithm, credentials, option) in [("HS256", s.hs256, "--jwt-secret-file FILE"),
+                                                 ("ES256", s.es256, "--jwt-es256-private-key KID=PEM")] {
+            guard let credentials else { continue }
+            var tokens = plan(.deep, clients: s.clients)
+            tokens.settings.credentials = credentials
+            pageRows.insert(("Deep pages, tokens \(algorithm)", tokens,
+                             "run --url \(url) --scenario deep --clients \(s.clients) --duration \(seconds) \(option) --members \(credentials.members)",
+                             RequestKind.beforePage.name, true,
+                             "\(min(s.clients, credentials.members)) users' tokens, each a member"), at: pageRows.count - 1)
+        }
         // A fresh server maps the file's pages in as it first reads them:
         // one unreported slice of deep and short pages first, so the rounds
         // measure the steady state of a server that has been up a while.

@@ -30,7 +30,7 @@ final class InvariantLog: Sendable {
 }
 
 /// The properties the tool checks on the server's answers while it loads it
-/// (API.md, "Guarantees" and "Pages"), each counted when checked and logged
+/// (docs/API.md, "Guarantees" and "Pages"), each counted when checked and logged
 /// when violated.
 enum Invariant: String, CaseIterable, Sendable {
     /// Within one page, ids strictly ascending.

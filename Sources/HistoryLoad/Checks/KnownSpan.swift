@@ -5,7 +5,7 @@
 /// follows from its cursor: a `before=X` page covers its first id up to
 /// X-1, a newest page its first id up to its last). Ids never disappear
 /// (tombstones keep their place) and a new message always gets an id above
-/// every id already committed in its conversation (API.md, guarantee 2), so
+/// every id already committed in its conversation (docs/API.md, guarantee 2), so
 /// two statements about the same range must agree, whenever they were made:
 /// - an id the span knows but a later page of that range lacks is a gap
 ///   (a skipped id; across a walk, a hole between pages);

@@ -48,6 +48,9 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "No progress on stderr.")
     var quiet = false
 
+    @OptionGroup(title: "Tokens mode (adds a deep-pages row per key type; the other rows send admin tokens)")
+    var tokens: TokenModeOptions
+
     func validate() throws {
         guard clients >= 1, posters >= 1, longPolls >= 1, longPollConversations >= 1, idle >= 0, pageRounds >= 1 else {
             throw ValidationError("Counts must be positive.")
@@ -55,9 +58,12 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
-        let suite = BenchSuite(settings: .init(endpoint: url, duration: duration.duration, clients: clients, posters: posters,
-                                               longPolls: longPolls, longPollConversations: longPollConversations,
-                                               idleConnections: idle, pageRounds: pageRounds, warmup: warmup.duration, progress: !quiet))
+        var settings = BenchSuite.Settings(endpoint: url, duration: duration.duration, clients: clients, posters: posters,
+                                           longPolls: longPolls, longPollConversations: longPollConversations,
+                                           idleConnections: idle, pageRounds: pageRounds, warmup: warmup.duration, progress: !quiet)
+        settings.hs256 = try tokens.keys.hs256Signer().map { LoadCredentials(signer: $0, members: tokens.members) }
+        settings.es256 = try tokens.keys.es256Signer().map { LoadCredentials(signer: $0, members: tokens.members) }
+        let suite = BenchSuite(settings: settings)
         let rows = try suite.run { if !quiet { ProgressPrinter.stderr($0 + "\n") } }
         print(BenchSuite.markdown(rows))
         if let json {

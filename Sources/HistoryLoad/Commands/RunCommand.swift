@@ -66,6 +66,9 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "No progress line on stderr.")
     var quiet = false
 
+    @OptionGroup(title: "Tokens mode")
+    var tokens: TokenModeOptions
+
     func validate() throws {
         guard (1...50_000).contains(clients) else { throw ValidationError("--clients must be 1 to 50000.") }
         guard rate.map({ $0 > 0 && $0.isFinite }) ?? true else { throw ValidationError("--rate must be a positive number.") }
@@ -91,6 +94,7 @@ struct RunCommand: ParsableCommand {
         plan.settings.rawPath = path
         plan.transport = transport
         plan.loopThreads = loops
+        plan.settings.credentials = try tokens.credentials()
         let report = try LoadRun.execute(plan)
         print(report.text)
         if let json { try report.writeJSON(to: json) }

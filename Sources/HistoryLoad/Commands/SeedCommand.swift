@@ -37,6 +37,9 @@ struct SeedCommand: ParsableCommand {
     @Flag(help: "No progress bar on stderr.")
     var quiet = false
 
+    @OptionGroup(title: "Tokens mode")
+    var tokens: TokenModeOptions
+
     func validate() throws {
         guard (url == nil) != (direct == nil) else { throw ValidationError("Give either --url or --direct, not both.") }
         guard conversations >= 1 else { throw ValidationError("Please specify at least 1 conversation.") }
@@ -55,10 +58,14 @@ struct SeedCommand: ParsableCommand {
         progress.start()
         let outcome: HTTPSeeder.Outcome
         do {
+            // With keys, the virtual users of `run` must be members to read.
+            let credentials = try tokens.credentials()
+            let members = credentials == nil ? [] : tokens.memberSubjects
             if let direct {
-                outcome = try DirectSeeder.seed(plan, path: direct, progress: progress)
+                outcome = try DirectSeeder.seed(plan, path: direct, progress: progress, members: members)
             } else {
-                outcome = try HTTPSeeder.seed(plan, endpoint: url!, parallel: parallel, progress: progress)
+                outcome = try HTTPSeeder.seed(plan, endpoint: url!, parallel: parallel, progress: progress,
+                                              authorization: credentials?.adminAuthorization(), members: members)
             }
         } catch {
             progress.stop()
@@ -80,6 +87,9 @@ struct SeedCommand: ParsableCommand {
             "  largest \(plan.conversationID(0)): \(Format.grouped(sizes.first ?? 0)) messages; smallest: \(Format.grouped(sizes.last ?? 0))",
             "  replies \(Format.grouped(outcome.replies)), edits \(Format.grouped(outcome.edits)), deletes \(Format.grouped(outcome.deletes))",
         ]
+        if outcome.membersAdded + outcome.membersExisting > 0 {
+            lines.append("  members \(Format.grouped(outcome.membersAdded)) added, \(Format.grouped(outcome.membersExisting)) already there")
+        }
         for (failure, count) in outcome.failures.sorted(by: { $0.value > $1.value }) {
             lines.append("  failed: \(count) × \(failure)")
         }

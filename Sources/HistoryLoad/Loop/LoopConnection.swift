@@ -22,6 +22,8 @@ final class LoopConnection: RequestDriver {
     let shard: StatsShard
     /// Set for open-loop runs: each request is due on its slot and timed from it.
     var pacer: Pacer?
+    /// Tokens mode: the `Authorization` value of every request.
+    let authorization: String?
 
     private var fd: Int32 = -1
     private var slot = -1
@@ -32,11 +34,12 @@ final class LoopConnection: RequestDriver {
     private var parser = ResponseParser()
     private var inFlight: InFlight?
 
-    init(loop: EventLoop, endpoint: ServerEndpoint, shard: StatsShard, pacer: Pacer?) {
+    init(loop: EventLoop, endpoint: ServerEndpoint, shard: StatsShard, pacer: Pacer?, authorization: String? = nil) {
         self.loop = loop
         self.endpoint = endpoint
         self.shard = shard
         self.pacer = pacer
+        self.authorization = authorization
     }
 
     func takeSlot() -> UInt64 {
@@ -103,6 +106,7 @@ final class LoopConnection: RequestDriver {
         if !request.body.isEmpty || request.method == .post || request.method == .patch {
             headers.add(name: "Content-Type", value: "application/json")
         }
+        if let authorization { headers.add(name: "Authorization", value: authorization) }
         RequestSerializer.append(HTTPRequest(method: request.method, target: request.target, headers: headers, body: request.body),
                                  host: endpoint.authority, to: &output)
         if !connecting { flush() }

@@ -12,7 +12,7 @@ enum Scenario: String, ExpressibleByArgument, CaseIterable, Sendable {
     case post
     /// `around` a random message, then around a message known to exist.
     case jump
-    /// The newest page of the largest conversation (README's "newest page").
+    /// The newest page of the largest conversation (docs/performance.md, "newest page").
     case newest
     /// The newest page of a random short conversation.
     case short

@@ -37,7 +37,9 @@ struct ConversationCatalog: Sendable {
     }
 
     /// Asks for `prefix0000`, `prefix0001`, ... in pipelined batches until one is missing.
-    static func discover(endpoint: ServerEndpoint, prefix: String, maximum: Int) throws -> ConversationCatalog {
+    /// - Parameter authorization: tokens mode: an admin token's `Authorization` value.
+    static func discover(endpoint: ServerEndpoint, prefix: String, maximum: Int,
+                         authorization: String? = nil) throws -> ConversationCatalog {
         let connection = try HTTPClientConnection(host: endpoint.host, port: endpoint.port, timeout: .seconds(30))
         defer { connection.close() }
         var entries: [Entry] = []
@@ -46,7 +48,9 @@ struct ConversationCatalog: Sendable {
         discovery: while next < maximum {
             let ids = (next..<min(maximum, next + batch)).map { conversationID(prefix: prefix, index: $0) }
             for id in ids {
-                try connection.send(HTTPRequest(method: .get, target: "/v1/conversations/\(id)"))
+                var headers = HTTPHeaders()
+                if let authorization { headers.add(name: "Authorization", value: authorization) }
+                try connection.send(HTTPRequest(method: .get, target: "/v1/conversations/\(id)", headers: headers))
             }
             var missing = false
             for id in ids {

@@ -33,8 +33,11 @@ enum LoadRun {
     static func execute(_ plan: LoadPlan, catalog knownCatalog: ConversationCatalog? = nil) throws -> LoadReport {
         _ = raiseOpenFileLimit()   // HTTPCore: one descriptor per connection
         // `get` loads any HTTP server: nothing to discover.
+        // The tool's own requests (discovery, read-back) see everything: an admin token.
+        let adminAuthorization = plan.settings.credentials?.adminAuthorization()
         let catalog = plan.scenario == .get ? ConversationCatalog(entries: []) : try knownCatalog ?? ConversationCatalog.discover(
-            endpoint: plan.endpoint, prefix: plan.conversationPrefix, maximum: plan.maximumConversations)
+            endpoint: plan.endpoint, prefix: plan.conversationPrefix, maximum: plan.maximumConversations,
+            authorization: adminAuthorization)
         guard !catalog.entries.isEmpty || plan.scenario == .get else {
             throw LoadError("no conversation \(plan.conversationPrefix)0000 on \(plan.endpoint): run `history-load seed` first")
         }
@@ -104,7 +107,7 @@ enum LoadRun {
 
         let acks = contexts.flatMap(\.acks)
         let readBack = ReadBack.verify(acks, catalog: catalog, liveCount: plan.settings.liveConversations,
-                                       endpoint: plan.endpoint, stats: stats)
+                                       endpoint: plan.endpoint, stats: stats, authorization: adminAuthorization)
         return LoadReport(plan: plan, catalog: catalog, roles: roles, elapsedSeconds: min(measured, plan.duration.secondsDouble),
                           wallSeconds: measured, snapshot: stats.snapshot(), invariants: stats.invariants,
                           readBack: readBack, idleConnectionsOpen: idleOpened)
@@ -208,7 +211,8 @@ final class LoopThreadWork: @unchecked Sendable {
             return
         }
         for (context, user) in users {
-            context.driver = LoopConnection(loop: loop, endpoint: endpoint, shard: context.shard, pacer: context.connection.pacer)
+            context.driver = LoopConnection(loop: loop, endpoint: endpoint, shard: context.shard, pacer: context.connection.pacer,
+                                            authorization: context.authorization)
             user.run(context)
         }
         loop.run()

@@ -2,7 +2,7 @@ import HTTPCore
 import Synchronization
 
 /// The end of a run that posted: every post the server acknowledged must be
-/// readable, with the `client_id` it was sent with (API.md guarantee 3, short
+/// readable, with the `client_id` it was sent with (docs/API.md guarantee 3, short
 /// of the `kill -9`, which the server's own tests do).
 enum ReadBack {
     struct Outcome {
@@ -13,11 +13,11 @@ enum ReadBack {
 
     /// Walks `after` pages over each conversation's acked id range.
     static func verify(_ acks: [AckedPost], catalog: ConversationCatalog, liveCount: Int, endpoint: ServerEndpoint,
-                       stats: LoadStats) -> Outcome {
+                       stats: LoadStats, authorization: String? = nil) -> Outcome {
         var outcome = Outcome(acked: acks.count)
         guard !acks.isEmpty else { return outcome }
         let live = catalog.live(liveCount)
-        let connection = LoadConnection(endpoint: endpoint, shard: stats.shard(for: 0))
+        let connection = LoadConnection(endpoint: endpoint, shard: stats.shard(for: 0), authorization: authorization)
         defer { connection.reset() }
         var page = PageSummary()
         let byConversation = Dictionary(grouping: acks, by: \.conversation)

@@ -23,7 +23,10 @@ final class PostUser: CallbackUser {
         let clientID = "p\(context.index)-\(sequence)-\(due)"
         bodyBuffer.removeAll(keepingCapacity: true)
         TextGenerator.appendBody(length: TextGenerator.length(using: &context.random), to: &bodyBuffer, using: &context.random)
-        let body = TextGenerator.appendJSON(sender: TextGenerator.sender(using: &context.random),
+        // A user token posts as its subject: a random name would be a sender_mismatch.
+        let sender = TextGenerator.sender(using: &context.random)
+        let postsAsSubject = context.settings.credentials.map { !$0.usersAreAdmins } ?? false
+        let body = TextGenerator.appendJSON(sender: postsAsSubject ? nil : sender,
                                             body: String(decoding: bodyBuffer, as: UTF8.self), clientID: clientID, replyTo: nil)
         let target = "/v1/conversations/\(entry.id)/messages"
         context.send(LoadRequest(method: .post, target: target, body: body, kind: .post, start: due)) { [self] response in
@@ -71,7 +74,7 @@ final class PostUser: CallbackUser {
 ///
 /// Checks: event versions ascend within an answer and across answers, and a
 /// created message's id is above every id this reader knew when it asked
-/// (API.md guarantee 2 seen through the feed).
+/// (docs/API.md guarantee 2 seen through the feed).
 final class TailReader: CallbackUser {
     private var since: Int64?
     private var knownNewestID: Int64 = 0
@@ -153,7 +156,7 @@ final class TailReader: CallbackUser {
     }
 }
 
-/// Holds idle keep-alive connections open (README: the cost of idle
+/// Holds idle keep-alive connections open (docs/performance.md: the cost of idle
 /// connections): bare descriptors, never read or written, so ten thousand
 /// cost the tool next to nothing.
 final class IdleHolder {

@@ -48,7 +48,7 @@ final class NewestUser: CallbackUser {
     }
 }
 
-/// `short`: the newest page of a random short conversation (README: rows of
+/// `short`: the newest page of a random short conversation (docs/architecture.md, "Storage layout": rows of
 /// a conversation stored together make it as cheap as the largest one's).
 final class ShortUser: CallbackUser {
     private var steps = 0
@@ -108,7 +108,7 @@ final class JumpUser: CallbackUser {
 }
 
 /// `get`: one fixed target again and again, with no check beyond the status:
-/// the tool's own ceiling against any HTTP server (README compares it with wrk
+/// the tool's own ceiling against any HTTP server (docs/performance.md compares it with wrk
 /// on a static file served by nginx).
 final class GetUser: CallbackUser {
     func run(_ context: UserContext) {

@@ -1,5 +1,6 @@
 import HTTPCore
 import Synchronization
+import ToolSupport
 
 /// Everything a virtual user needs, owned by the thread that drives the user (an event loop or its own).
 final class UserContext {
@@ -20,6 +21,9 @@ final class UserContext {
     var peakWindowMessages = 0
     /// How a callback user's requests go out: set by the run before the user starts.
     var driver: (any RequestDriver)?
+    /// Tokens mode: this user's `Authorization` value, minted once and sent
+    /// with each of its requests; nil in open mode.
+    let authorization: String?
 
     var log: InvariantLog { stats.invariants }
 
@@ -32,8 +36,9 @@ final class UserContext {
         self.catalog = catalog
         self.settings = settings
         random = SplitMix64(seed: settings.seed, stream: UInt64(index) + 1)
+        authorization = settings.credentials?.userAuthorization(ofUser: index)
         connection = LoadConnection(endpoint: endpoint, shard: shard, timeout: .seconds(Int64(settings.longPollSeconds) + 30),
-                                    pacer: pacer)
+                                    pacer: pacer, authorization: authorization)
     }
 
     /// Reads one page, scans and checks it; `then` gets the coverage on the
@@ -112,4 +117,6 @@ struct RunSettings: Sendable {
     var liveConversations = 16
     /// Every n-th post is repeated with its client_id to check idempotency.
     var retryEvery = 25
+    /// Tokens mode: each user sends its own token; nil is open mode.
+    var credentials: LoadCredentials?
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import HistoryStore
 import Synchronization
+import ToolSupport
 
 /// Loads a database file through the store's bulk loader, bypassing HTTP and
 /// group commit: millions of messages in seconds, the same shape (sizes,
@@ -11,7 +12,9 @@ import Synchronization
 enum DirectSeeder {
     static let chunkSize = 5_000
 
-    static func seed(_ plan: SeedPlan, path: String, progress: SeedProgress) throws -> HTTPSeeder.Outcome {
+    /// - Parameter members: user ids made members of every conversation
+    ///   (tokens mode's virtual users), through the writer like the server's PUT.
+    static func seed(_ plan: SeedPlan, path: String, progress: SeedProgress, members: [String] = []) throws -> HTTPSeeder.Outcome {
         var outcome = HTTPSeeder.Outcome()
         let store: SQLiteHistoryStore
         do {
@@ -42,6 +45,8 @@ enum DirectSeeder {
             case .failure(let error): throw LoadError("creating a conversation: \(error)")
             }
         }
+
+        try addMembers(members, plan: plan, store: store, outcome: &outcome)
 
         // Messages: one transaction per chunk; replies point at ids of earlier chunks.
         var changes: [(conversation: ConversationID, id: Int64, delete: Bool)] = []
@@ -110,5 +115,39 @@ enum DirectSeeder {
         outcome.deletes = counts.deletes
         outcome.failures.merge(counts.failures, uniquingKeysWith: +)
         return outcome
+    }
+
+    /// Every user in every conversation, all queued at once so group commit
+    /// batches them; idempotent, so seeding again adds nothing.
+    private static func addMembers(_ members: [String], plan: SeedPlan, store: SQLiteHistoryStore,
+                                   outcome: inout HTTPSeeder.Outcome) throws {
+        guard !members.isEmpty else { return }
+        let users = try members.map { text in
+            guard let user = UserID(text) else { throw LoadError("\(text) is not a valid user id") }
+            return user
+        }
+        let counts = Mutex((added: 0, existing: 0, failures: [String: Int]()))
+        let group = DispatchGroup()
+        for index in 0..<plan.conversations {
+            let conversation = ConversationID(plan.conversationID(index))!
+            for user in users {
+                group.enter()
+                store.putMember(user, role: .member, in: conversation) { result in
+                    counts.withLock { counts in
+                        switch result {
+                        case .success(.added): counts.added += 1
+                        case .success: counts.existing += 1
+                        case .failure(let error): counts.failures["add member: \(error)", default: 0] += 1
+                        }
+                    }
+                    group.leave()
+                }
+            }
+        }
+        group.wait()
+        let final = counts.withLock { $0 }
+        outcome.membersAdded += final.added
+        outcome.membersExisting += final.existing
+        outcome.failures.merge(final.failures, uniquingKeysWith: +)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import Synchronization
+import ToolSupport
 
 /// Fills a server over HTTP: creates the conversations, then appends their
 /// messages from several keep-alive connections in parallel, pipelining a
@@ -13,6 +14,8 @@ enum HTTPSeeder {
         var replies = 0
         var edits = 0
         var deletes = 0
+        var membersAdded = 0
+        var membersExisting = 0
         var failures: [String: Int] = [:]
 
         mutating func add(_ other: Outcome) {
@@ -22,6 +25,8 @@ enum HTTPSeeder {
             replies += other.replies
             edits += other.edits
             deletes += other.deletes
+            membersAdded += other.membersAdded
+            membersExisting += other.membersExisting
             failures.merge(other.failures, uniquingKeysWith: +)
         }
 
@@ -34,8 +39,13 @@ enum HTTPSeeder {
     static let pipelineDepth = 16
     static let chunkSize = 500
 
-    static func seed(_ plan: SeedPlan, endpoint: ServerEndpoint, parallel: Int, progress: SeedProgress) throws -> Outcome {
-        var outcome = try createConversations(plan, endpoint: endpoint)
+    /// - Parameters:
+    ///   - authorization: tokens mode: an admin token's `Authorization` value, sent with every request.
+    ///   - members: user ids made members of every conversation (tokens mode's virtual users).
+    static func seed(_ plan: SeedPlan, endpoint: ServerEndpoint, parallel: Int, progress: SeedProgress,
+                     authorization: String? = nil, members: [String] = []) throws -> Outcome {
+        var outcome = try createConversations(plan, endpoint: endpoint, authorization: authorization)
+        try addMembers(members, plan: plan, endpoint: endpoint, authorization: authorization, outcome: &outcome)
         let chunks = plan.chunks(of: chunkSize)
         let next = Atomic<Int>(0)
         let results = Mutex<Outcome>(Outcome())
@@ -48,7 +58,7 @@ enum HTTPSeeder {
                 while true {
                     let index = next.add(1, ordering: .relaxed).oldValue
                     guard index < chunks.count else { break }
-                    try seedChunk(chunks[index], plan: plan, endpoint: endpoint, connection: connection,
+                    try seedChunk(chunks[index], plan: plan, authorization: authorization, connection: connection,
                                   outcome: &local, progress: progress)
                 }
                 results.withLock { $0.add(local) }
@@ -61,7 +71,7 @@ enum HTTPSeeder {
         return outcome
     }
 
-    private static func createConversations(_ plan: SeedPlan, endpoint: ServerEndpoint) throws -> Outcome {
+    private static func createConversations(_ plan: SeedPlan, endpoint: ServerEndpoint, authorization: String?) throws -> Outcome {
         var outcome = Outcome()
         let connection = try HTTPClientConnection(host: endpoint.host, port: endpoint.port, timeout: .seconds(60))
         defer { connection.close() }
@@ -74,7 +84,7 @@ enum HTTPSeeder {
                 body += #"","title":"Load test conversation "#.utf8
                 body += String(i).utf8
                 body += #""}"#.utf8
-                try connection.send(request(.post, "/v1/conversations", body: body, endpoint: endpoint))
+                try connection.send(request(.post, "/v1/conversations", body: body, authorization: authorization))
             }
             for _ in batch {
                 let response = try connection.receive()
@@ -89,7 +99,36 @@ enum HTTPSeeder {
         return outcome
     }
 
-    private static func seedChunk(_ chunk: SeedChunk, plan: SeedPlan, endpoint: ServerEndpoint,
+    /// `PUT .../members/{user}` for each user in each conversation,
+    /// pipelined; idempotent, so seeding again adds nothing.
+    private static func addMembers(_ members: [String], plan: SeedPlan, endpoint: ServerEndpoint, authorization: String?,
+                                   outcome: inout Outcome) throws {
+        guard !members.isEmpty else { return }
+        let connection = try HTTPClientConnection(host: endpoint.host, port: endpoint.port, timeout: .seconds(60))
+        defer { connection.close() }
+        let body = Array(#"{"role":"member"}"#.utf8)
+        for index in 0..<plan.conversations {
+            let prefix = "/v1/conversations/\(plan.conversationID(index))/members/"
+            var start = 0
+            while start < members.count {
+                let batch = members[start..<min(members.count, start + 64)]
+                for user in batch {
+                    try connection.send(request(.put, prefix + user, body: body, authorization: authorization))
+                }
+                for _ in batch {
+                    let response = try connection.receive()
+                    switch response.status {
+                    case 201: outcome.membersAdded += 1
+                    case 200: outcome.membersExisting += 1
+                    default: outcome.fail("add member", response)
+                    }
+                }
+                start = batch.endIndex
+            }
+        }
+    }
+
+    private static func seedChunk(_ chunk: SeedChunk, plan: SeedPlan, authorization: String?,
                                   connection: HTTPClientConnection, outcome: inout Outcome, progress: SeedProgress) throws {
         var random = SplitMix64(seed: plan.seed, stream: UInt64(chunk.index) + 1)
         let conversation = plan.conversationID(chunk.conversation)
@@ -110,7 +149,7 @@ enum HTTPSeeder {
                 let body = TextGenerator.appendJSON(sender: TextGenerator.sender(using: &random),
                                                     body: TextGenerator.body(using: &random),
                                                     clientID: "seed-\(plan.seed)-\(conversation)-\(number)", replyTo: replyTo)
-                try connection.send(request(.post, messagesPath, body: body, endpoint: endpoint))
+                try connection.send(request(.post, messagesPath, body: body, authorization: authorization))
             }
             for _ in 0..<batch {
                 let response = try connection.receive()
@@ -133,19 +172,20 @@ enum HTTPSeeder {
                     var body = Array(#"{"body":""#.utf8)
                     body += TextGenerator.body(using: &random).utf8
                     body += #" (edited)"}"#.utf8
-                    let response = try connection.request(request(.patch, "\(messagesPath)/\(id)", body: body, endpoint: endpoint))
+                    let response = try connection.request(request(.patch, "\(messagesPath)/\(id)", body: body, authorization: authorization))
                     if response.status == 200 { outcome.edits += 1 } else { outcome.fail("edit", response) }
                 } else {
-                    let response = try connection.request(request(.delete, "\(messagesPath)/\(id)", body: [], endpoint: endpoint))
+                    let response = try connection.request(request(.delete, "\(messagesPath)/\(id)", body: [], authorization: authorization))
                     if response.status == 200 { outcome.deletes += 1; deleted.insert(id) } else { outcome.fail("delete", response) }
                 }
             }
         }
     }
 
-    private static func request(_ method: HTTPMethod, _ target: String, body: [UInt8], endpoint: ServerEndpoint) -> HTTPRequest {
+    private static func request(_ method: HTTPMethod, _ target: String, body: [UInt8], authorization: String?) -> HTTPRequest {
         var headers = HTTPHeaders()
         if !body.isEmpty { headers.add(name: "Content-Type", value: "application/json") }
+        if let authorization { headers.add(name: "Authorization", value: authorization) }
         return HTTPRequest(method: method, target: target, headers: headers, body: body)
     }
 }

@@ -52,12 +52,17 @@ enum TextGenerator {
 
     /// `{"sender":"...","body":"...","client_id":"...","reply_to":N}`; the
     /// parts are ASCII without quotes or backslashes, so nothing needs escaping.
-    static func appendJSON(sender: String, body: String, clientID: String?, replyTo: Int64?) -> [UInt8] {
+    /// A nil sender is left out: with a user token the server takes its subject.
+    static func appendJSON(sender: String?, body: String, clientID: String?, replyTo: Int64?) -> [UInt8] {
         var json: [UInt8] = []
         json.reserveCapacity(body.utf8.count + 96)
-        json += #"{"sender":""#.utf8
-        json += sender.utf8
-        json += #"","body":""#.utf8
+        json.append(UInt8(ascii: "{"))
+        if let sender {
+            json += #""sender":""#.utf8
+            json += sender.utf8
+            json += #"","#.utf8
+        }
+        json += #""body":""#.utf8
         json += body.utf8
         json.append(UInt8(ascii: "\""))
         if let clientID {

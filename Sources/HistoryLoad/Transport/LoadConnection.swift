@@ -11,14 +11,18 @@ final class LoadConnection {
     let shard: StatsShard
     /// Set for open-loop runs: each request waits for its slot and is timed from it.
     var pacer: Pacer?
+    /// Tokens mode: the `Authorization` value of every request.
+    let authorization: String?
 
     private var connection: HTTPClientConnection?
 
-    init(endpoint: ServerEndpoint, shard: StatsShard, timeout: Duration = .seconds(30), pacer: Pacer? = nil) {
+    init(endpoint: ServerEndpoint, shard: StatsShard, timeout: Duration = .seconds(30), pacer: Pacer? = nil,
+         authorization: String? = nil) {
         self.endpoint = endpoint
         self.shard = shard
         self.timeout = timeout
         self.pacer = pacer
+        self.authorization = authorization
     }
 
     deinit { connection?.close() }
@@ -85,6 +89,7 @@ final class LoadConnection {
         if !body.isEmpty || method == .post || method == .patch {
             headers.add(name: "Content-Type", value: "application/json")
         }
+        if let authorization { headers.add(name: "Authorization", value: authorization) }
         return try connection!.request(HTTPRequest(method: method, target: target, headers: headers, body: body))
     }
 

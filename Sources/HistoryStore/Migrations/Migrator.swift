@@ -10,7 +10,8 @@ import Foundation
 /// a version this code does not know (it was written by newer code); a
 /// database whose applied versions are not 1...k (a hole); and a database
 /// that recorded a different checksum for a migration (the file changed after
-/// it shipped).
+/// it shipped); and a database whose schema holds anything else than what
+/// its recorded migrations create (`SchemaCheck`).
 ///
 /// ```swift
 /// let applied = try Migrator(migrations: Migration.bundled()).migrate(connection)
@@ -41,10 +42,16 @@ struct Migrator {
         """
 
     /// Applies what is missing; returns the versions applied now (empty when
-    /// the schema was already current).
+    /// the schema was already current). Before applying anything, the
+    /// file's schema must be exactly what its recorded migrations create
+    /// (`SchemaCheck`); `checkingSchema` is false only for the empty
+    /// in-memory database that check builds as its reference.
     @discardableResult
-    func migrate(_ connection: Connection) throws(StoreError) -> [Int] {
+    func migrate(_ connection: Connection, checkingSchema: Bool = true) throws(StoreError) -> [Int] {
         let applied = try checkApplied(connection)
+        if checkingSchema {
+            try SchemaCheck(applied: migrations.prefix(applied)).verify(connection)
+        }
         var appliedNow: [Int] = []
         for migration in migrations where migration.version > applied {
             try apply(migration, to: connection)
@@ -64,7 +71,7 @@ struct Migrator {
             }
             let known = migrations.last?.version ?? 0
             if let newest = recorded.last, newest.version > known {
-                throw .migration(reason: "the database has schema version \(newest.version) (\(newest.name)), "
+                throw .migration(reason: "the database has schema version \(newest.version) (\(UntrustedText.quoted(newest.name))), "
                     + "newer than this build knows (\(known)); refusing to open it with older code")
             }
             for (offset, record) in recorded.enumerated() {
@@ -75,7 +82,7 @@ struct Migrator {
                 let migration = migrations[offset]
                 guard migration.checksum == record.checksum else {
                     throw .migration(reason: "migration \(migration.label) changed after it was applied "
-                        + "(recorded checksum \(record.checksum), file has \(migration.checksum)); "
+                        + "(recorded checksum \(UntrustedText.quoted(record.checksum)), file has \(migration.checksum)); "
                         + "shipped migrations must never be edited: add a new one instead")
                 }
             }

@@ -16,37 +16,52 @@ public enum MessageRules {
     /// one character of 60 KB that would make every page holding it heavy.
     public static let maximumBytesPerCharacter = 32
 
-    /// Throws `StoreError.invalid` for the first rule `message` breaks.
-    public static func validate(_ message: NewMessage) throws(StoreError) {
-        try validateSender(message.sender)
-        try validateBody(message.body)
+    /// The first rule `message` breaks. The HTTP layer checks before it
+    /// asks, the store (`validate`) before it writes: one rule, one message.
+    public static func check(_ message: NewMessage) throws(RuleViolation) {
+        try checkSender(message.sender)
+        try checkBody(message.body)
         if let clientID = message.clientID, !fits(clientID, characters: maximumClientIDCharacters, allowEmpty: false) {
-            throw .invalid(field: "client_id", reason: "must be 1 to \(maximumClientIDCharacters) characters"
+            throw RuleViolation(.clientID, "must be 1 to \(maximumClientIDCharacters) characters"
                 + " (at most \(maximumClientIDCharacters * maximumBytesPerCharacter) bytes of UTF-8)")
         }
         if let replyTo = message.replyTo, replyTo <= 0 {
-            throw .invalid(field: "reply_to", reason: "must be a positive message id")
+            throw RuleViolation(.replyTo, "must be a positive message id")
         }
     }
 
-    public static func validateSender(_ sender: String) throws(StoreError) {
+    public static func checkSender(_ sender: String) throws(RuleViolation) {
         if !fits(sender, characters: maximumSenderCharacters, allowEmpty: false) {
-            throw .invalid(field: "sender", reason: "must be 1 to \(maximumSenderCharacters) characters"
+            throw RuleViolation(.sender, "must be 1 to \(maximumSenderCharacters) characters"
                 + " (at most \(maximumSenderCharacters * maximumBytesPerCharacter) bytes of UTF-8)")
         }
     }
 
-    public static func validateBody(_ body: String) throws(StoreError) {
+    public static func checkBody(_ body: String) throws(RuleViolation) {
         if body.isEmpty || body.utf8.count > maximumBodyBytes {
-            throw .invalid(field: "body", reason: "must be 1 to \(maximumBodyBytes) bytes of UTF-8")
+            throw RuleViolation(.body, "must be 1 to \(maximumBodyBytes) bytes of UTF-8")
         }
     }
 
-    public static func validateTitle(_ title: String?) throws(StoreError) {
+    public static func checkTitle(_ title: String?) throws(RuleViolation) {
         if let title, !fits(title, characters: maximumTitleCharacters, allowEmpty: true) {
-            throw .invalid(field: "title", reason: "must be at most \(maximumTitleCharacters) characters"
+            throw RuleViolation(.title, "must be at most \(maximumTitleCharacters) characters"
                 + " (and \(maximumTitleCharacters * maximumBytesPerCharacter) bytes of UTF-8)")
         }
+    }
+
+    // MARK: - The same rules as the store reports them
+
+    public static func validate(_ message: NewMessage) throws(StoreError) {
+        do { try check(message) } catch { throw StoreError(error) }
+    }
+
+    public static func validateBody(_ body: String) throws(StoreError) {
+        do { try checkBody(body) } catch { throw StoreError(error) }
+    }
+
+    public static func validateTitle(_ title: String?) throws(StoreError) {
+        do { try checkTitle(title) } catch { throw StoreError(error) }
     }
 
     /// Bytes first: that count is free, and it bounds the character count's

@@ -30,3 +30,46 @@ public struct PageQuery: Hashable, Sendable {
         self.window = window
     }
 }
+
+// MARK: - Rules
+
+extension PageQuery {
+    public static let limitRule = IntegerRule(.limit, limitRange)
+    public static let windowRule = IntegerRule(.window, windowRange)
+
+    // A cursor is a position, not a message: any id from 0 (below every
+    // message, so `after(0)` starts at the first one) to Int64.max. Built
+    // once: the page path reads three of them per request.
+    public static let beforeRule = cursorRule(.before)
+    public static let afterRule = cursorRule(.after)
+    public static let aroundRule = cursorRule(.around)
+
+    private static func cursorRule(_ field: InputField) -> IntegerRule {
+        IntegerRule(field, 0...Int64.max, requirement: "must be a message id or position, an integer from 0 to \(Int64.max)")
+    }
+
+    /// The contract's rules for a page, in one place: the HTTP layer checks
+    /// them before it asks, the store before it reads (for its other callers).
+    public func check() throws(RuleViolation) {
+        try Self.limitRule.check(Int64(limit))
+        switch cursor {
+        case .newest:
+            break
+        case .before(let id):
+            try Self.beforeRule.check(id)
+        case .after(let id):
+            try Self.afterRule.check(id)
+        case .between(let after, let before):
+            try Self.afterRule.check(after)
+            try Self.beforeRule.check(before)
+        case .around(let id):
+            try Self.aroundRule.check(id)
+        }
+        if let window {
+            guard case .after = cursor else {
+                throw RuleViolation(.window, "is only allowed beside a lone after")
+            }
+            try Self.windowRule.check(Int64(window))
+        }
+    }
+}

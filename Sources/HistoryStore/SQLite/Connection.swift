@@ -23,6 +23,11 @@ final class Connection {
 
     /// Opens (creating when missing) the database at `path`, through the
     /// VFS named `vfs` (nil: SQLite's default).
+    ///
+    /// Every connection is hardened for a file that may be hostile (see
+    /// `csqlite_harden`): defensive mode, an untrusted schema, and triggers
+    /// off. The store's schema has no trigger; a migration that adds one
+    /// must turn them back on, or it will never fire.
     init(path: String, vfs: String? = nil) throws(SQLiteError) {
         var database: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
@@ -37,6 +42,13 @@ final class Connection {
             throw SQLiteError(code: code, message: message, sql: nil)
         }
         sqlite3_extended_result_codes(database, 1)
+        // Before the first statement, which is when SQLite reads the schema.
+        let hardening = csqlite_harden(database)
+        guard hardening == SQLITE_OK else {
+            let message = String(cString: sqlite3_errmsg(database))
+            _ = sqlite3_close(database) // ignore result code
+            throw SQLiteError(code: hardening, message: "cannot harden the connection to \(path): \(message)", sql: nil)
+        }
         self.path = path
         self.handle = database
     }
@@ -90,6 +102,12 @@ final class Connection {
         var file: UnsafeMutablePointer<sqlite3_file>?
         guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK else { return nil }
         return file
+    }
+
+    /// One on/off setting of `sqlite3_db_config` (`SQLITE_DBCONFIG_*`):
+    /// 1 or 0, or -1 when SQLite refused to answer.
+    func configurationFlag(_ option: Int32) -> Int32 {
+        csqlite_config_flag(handle, option)
     }
 
     var lastErrorMessage: String {

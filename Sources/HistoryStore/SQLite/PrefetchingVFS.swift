@@ -11,13 +11,11 @@ import Synchronization
 /// cache line at a time as it goes: a binary search over the cells, each
 /// probe a miss that waits for the one before, then the rows. Asking for
 /// all 128 lines of an 8 KiB page at once lets the memory serve them in
-/// parallel while SQLite starts its search. Measured with
-/// `history-store-bench` (1M messages, pages of 50, one sitting): a deep
-/// page went from 1.18x to 1.08x the cost of the hot newest page, a short
-/// conversation's newest page from 1.20x to 1.10x, and the hot page itself
-/// did not get dearer (prefetching lines already cached costs next to
-/// nothing). Prefetching only leaf pages gained less (1.11x, 1.13x): a cold
-/// interior page is a binary search too.
+/// parallel while SQLite starts its search. Cold pages get cheaper and the
+/// hot page does not get dearer (prefetching lines already cached costs next
+/// to nothing); prefetching only leaf pages gains less, since a cold
+/// interior page is a binary search too. The figures, and how they were
+/// measured: docs/performance.md, "The store alone" and "Reading cold pages".
 ///
 /// How: `xOpen` opens the file with the default VFS, so the file object is
 /// the default VFS's own and all its methods run unchanged on it; a main

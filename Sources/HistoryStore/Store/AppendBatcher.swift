@@ -9,22 +9,21 @@ import Synchronization
 /// request arrives when idle, and batches form by themselves while it is
 /// committing (the more concurrent writers, the bigger the batches).
 /// Closed-loop writers settle into two alternating halves, and that is
-/// kept on purpose: waiting up to 500 µs after a batch for its callers to
-/// come back (PostgreSQL's commit_delay, adaptive) doubled the batches and
-/// took history-store-bench's 64:1 append ratio from about 21x to 24x, but
-/// over HTTP, where a caller's round trip is as long as a commit, 64
-/// posters fell from 9,317 and 7,963 to 7,594 and 6,935 appends/s
-/// (alternating runs): the two halves pipeline one's round trip with the
-/// other's commit, and waiting serialises them. Callers
+/// kept on purpose: waiting after a batch for its callers to come back
+/// (PostgreSQL's commit_delay, adaptive) made bigger batches in the store
+/// alone but fewer appends over HTTP, where a caller's round trip is as long
+/// as a commit: the two halves pipeline one's round trip with the other's
+/// commit, and waiting serialises them (docs/performance.md, "Group commit
+/// without waiting for company"). Callers
 /// are answered only after COMMIT returned, then waiters are woken with each
 /// touched conversation's new version, then `onBatchCommitted` is told.
 ///
 /// Those three steps run on a serial answer queue, not on the writer: waking
 /// dozens of callers costs the waking thread a system call each, and on the
-/// writer that time would be taken from the next batch. Measured with 64
-/// concurrent appenders on two cores, answering on the writer held group
-/// commit to about 11x a single appender; answering beside it, the writer
-/// only writes. Batches are answered in commit order.
+/// writer that time would be taken from the next batch, which held group
+/// commit well below what it reaches now (docs/performance.md, "Answering
+/// beside the writer"); answering beside it, the writer only writes.
+/// Batches are answered in commit order.
 final class AppendBatcher: Sendable {
     private struct State {
         var pending: [WriteRequest] = []

@@ -21,6 +21,17 @@ enum MessagePlace {
         return seq << idBits | id
     }
 
+    /// `seq` as read from the file, when the layout can hold it: places and
+    /// bounds are computed from it with plain arithmetic, which would trap
+    /// (or reach into another conversation) for a seq a tampered file holds.
+    static func checkedSeq(_ seq: Int64, of conversation: ConversationID) throws(StoreError) -> Int64 {
+        guard (1...maximumSeq).contains(seq) else {
+            throw .impossibleStoredValue("conversation '\(conversation.rawValue)' has the internal key \(seq), "
+                + "outside 1...\(maximumSeq)")
+        }
+        return seq
+    }
+
     /// Whether `id` can name a stored message at all (a larger one would
     /// alias a message of the next conversation).
     static func holds(_ id: Int64) -> Bool {

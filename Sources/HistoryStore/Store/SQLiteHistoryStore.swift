@@ -5,9 +5,10 @@ import Synchronization
 /// The `HistoryStore` on one SQLite file: a group-committing writer, a pool
 /// of readers over WAL, and parked waits woken by commits.
 ///
-/// Opening creates the folder and the file when missing, switches to WAL,
-/// sets durability, applies the missing migrations (refusing a newer or
-/// tampered schema) and opens the readers.
+/// Opening creates the folder and the file when missing, readable by their
+/// owner only (`PrivateFiles`), switches to WAL, sets durability, applies
+/// the missing migrations (refusing a newer or tampered schema, and a schema
+/// with anything the migrations did not create) and opens the readers.
 ///
 /// ```swift
 /// let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: "data/history.sqlite"))
@@ -24,12 +25,13 @@ public final class SQLiteHistoryStore: HistoryStore {
     private let readers: ReaderPool
     private let batcher: AppendBatcher
     private let waiters: VersionWaiters
-    private let directory = ConversationDirectory()
+    private let seqCache = ConversationSeqCache()
     private let isClosed = Atomic<Bool>(false)
 
     /// Opens (creating when missing) the store at `configuration.path` with
     /// the migrations embedded from `migrations/`.
-    /// - Throws: `.migration` for a newer or tampered schema, `.storage` when
+    /// - Throws: `.migration` for a newer or tampered schema or one holding
+    ///   objects no migration creates, `.storage` when
     ///   SQLite cannot open or configure the file, `.invalid` for a bad setting.
     public convenience init(configuration: StoreConfiguration) throws(StoreError) {
         try self.init(configuration: configuration, migrations: Migration.bundled())
@@ -47,20 +49,19 @@ public final class SQLiteHistoryStore: HistoryStore {
             throw .invalid(field: "walSizeLimitBytes", reason: "must be at least 0")
         }
         let migrator = try Migrator(migrations: migrations)
-        try Self.createFolder(for: configuration.path)
+        let madePrivate = try PrivateFiles.prepare(databasePath: configuration.path)
+        for line in madePrivate { configuration.onWarning?(line) }
 
         let connection = try sqlite { () throws(SQLiteError) in try Connection(path: configuration.path) }
         try sqlite { () throws(SQLiteError) in
             try connection.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds)
             // Page size can only change before the first table exists, and
             // not at all in WAL mode: set it for a new file, before WAL.
-            // 8 KiB rather than 4 KiB, measured over HTTP on the same seeded
-            // data: 4 KiB pages made appends cheaper (64 posters in 64
-            // conversations 8,967-10,543/s p99 14-17 ms against 7,694-8,937/s
-            // p99 18-23 ms: each commit writes half the bytes per touched
-            // page) but deep pages dearer (server CPU per page +5% to +12%,
-            // p99 4.9-5.5 ms against 4.1-4.6 ms: a page of 50 messages spans
-            // more leaves); reading pages is what this store is for.
+            // 8 KiB rather than 4 KiB: 4 KiB pages made appends cheaper (each
+            // commit writes half the bytes per touched page) but deep pages
+            // dearer (a page of 50 messages spans more leaves), and reading
+            // pages is what this store is for (docs/performance.md, "Page
+            // size: 8 KiB").
             if try connection.scalarInt64(sql: "PRAGMA page_count") == 0 {
                 try connection.execute(sql: "PRAGMA page_size = 8192")
             }
@@ -97,16 +98,6 @@ public final class SQLiteHistoryStore: HistoryStore {
                                      onBatchCommitted: configuration.onBatchCommitted)
     }
 
-    private static func createFolder(for path: String) throws(StoreError) {
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            throw .storage(code: SQLITE_CANTOPEN,
-                           message: "cannot create the folder \(folder.path): \(error.localizedDescription)")
-        }
-    }
-
     /// How much of the file each reader maps (see `openReader`).
     static let readerMemoryMapBytes = 1 << 30
 
@@ -121,11 +112,9 @@ public final class SQLiteHistoryStore: HistoryStore {
             // the OS cache but not in this connection's small page cache costs
             // a page-table lookup instead of a pread and an 8 KiB copy, so a
             // deep page costs close to what the (always cached) newest page
-            // costs (guarantee 4; measured with history-store-bench on 1M
-            // messages: deep pages 1.36x the newest without the map, about
-            // 1.2x with it, the rest being CPU cache misses on a cold leaf,
-            // which `PrefetchingVFS` overlaps; 2 MiB pages for the map
-            // changed nothing, so not the TLB). The map is address space,
+            // costs (guarantee 4; what is left is CPU cache misses on a cold
+            // leaf, which `PrefetchingVFS` overlaps, not the TLB:
+            // docs/performance.md, "Readers through a memory map"). The map is address space,
             // not memory; pages in the WAL are still read normally. SQLite
             // caps it at its compile-time maximum (2 GiB on Debian's build).
             try reader.execute(sql: "PRAGMA mmap_size = \(readerMemoryMapBytes)")
@@ -174,7 +163,7 @@ public final class SQLiteHistoryStore: HistoryStore {
     public func role(of user: UserID, in conversation: ConversationID) throws(StoreError) -> MemberRole? {
         guard !isClosed.load(ordering: .acquiring) else { throw .closed }
         return try readers.read { connection throws(StoreError) -> MemberRole? in
-            try StoreReads(connection: connection, directory: directory).role(of: user, in: conversation)
+            try StoreReads(connection: connection, seqCache: seqCache).role(of: user, in: conversation)
         }
     }
 
@@ -236,7 +225,7 @@ public final class SQLiteHistoryStore: HistoryStore {
         guard !isClosed.load(ordering: .acquiring) else { throw .closed }
         return try readers.read { connection throws(StoreError) -> T in
             try connection.transaction(.deferred, mapError: StoreError.init) { () throws(StoreError) -> T in
-                try body(StoreReads(connection: connection, directory: directory))
+                try body(StoreReads(connection: connection, seqCache: seqCache))
             }
         }
     }
@@ -285,6 +274,13 @@ public final class SQLiteHistoryStore: HistoryStore {
     /// that force storage failures; nothing in the store calls it).
     func withWriterConnection<T>(_ body: (Connection) -> T) -> T {
         writer.withConnection(body)
+    }
+
+    /// Runs `body` with one of the readers' connections (tests of how
+    /// every connection is configured; nothing in the store calls it).
+    func withReaderConnection<T>(_ body: (Connection) -> T) throws(StoreError) -> T {
+        guard !isClosed.load(ordering: .acquiring) else { throw .closed }
+        return try readers.read { connection throws(StoreError) -> T in body(connection) }
     }
 
     /// `PRAGMA integrity_check`: `["ok"]` for a sound file, else SQLite's findings.

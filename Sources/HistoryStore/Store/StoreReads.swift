@@ -7,13 +7,13 @@
 /// whatever the depth; never OFFSET.
 struct StoreReads {
     let connection: Connection
-    let directory: ConversationDirectory
+    let seqCache: ConversationSeqCache
 
     // MARK: - Conversations and messages
 
     /// The conversation row and its internal key, or `.conversationNotFound`.
     func conversation(_ id: ConversationID) throws(StoreError) -> (seq: Int64, conversation: Conversation) {
-        let known = directory.seq(of: id)
+        let known = seqCache.seq(of: id)
         let found = try sqlite { () throws(SQLiteError) in
             if let seq = known {
                 return try connection.cachedStatement(sql: """
@@ -25,9 +25,10 @@ struct StoreReads {
                 """).firstRow(id.rawValue, map: StoredRows.conversation) ?? nil
         }
         guard let found else { throw .conversationNotFound(id) }
+        _ = try MessagePlace.checkedSeq(found.seq, of: id)
         // Only a new mapping is written: every reader writing the shared
-        // directory on every read would pass its lock and lines between cores.
-        if known == nil { directory.remember(id, seq: found.seq) }
+        // cache on every read would pass its lock and lines between cores.
+        if known == nil { seqCache.remember(id, seq: found.seq) }
         return found
     }
 
@@ -41,7 +42,7 @@ struct StoreReads {
 
     // MARK: - Pages
 
-    /// A page as API.md "Pages" defines it; `query` was validated.
+    /// A page as docs/API.md "Pages" defines it; `query` was validated.
     func page(of id: ConversationID, _ query: PageQuery) throws(StoreError) -> Page {
         let (seq, conversation) = try self.conversation(id)
         let limit = query.limit
@@ -124,7 +125,7 @@ struct StoreReads {
 
     // MARK: - Changes
 
-    /// The compacted change feed, as API.md "Events" defines it; `query` was validated.
+    /// The compacted change feed, as docs/API.md "Events" defines it; `query` was validated.
     func changes(in id: ConversationID, _ query: ChangeQuery) throws(StoreError) -> ChangeFeed {
         let (seq, conversation) = try self.conversation(id)
         guard query.since <= conversation.version else {

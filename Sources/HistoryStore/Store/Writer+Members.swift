@@ -2,6 +2,9 @@
 /// ordered with the messages around them, and a member added in a batch is
 /// durable when its caller is answered.
 ///
+/// A member is read by its primary key (`NOT INDEXED`: see
+/// `StoreReads.MemberSQL.roleBySeq`).
+///
 /// Member changes do not bump the conversation's `version`: that counter
 /// orders the message feed, and a client paging messages must not see a
 /// change that is not in the feed.
@@ -47,39 +50,8 @@ extension Writer {
     private func member(_ user: UserID, seq: Int64) throws(StoreError) -> Member? {
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
-                SELECT \(StoredRows.memberColumns) FROM members WHERE conversation_seq = ? AND user_id = ?
+                SELECT \(StoredRows.memberColumns) FROM members NOT INDEXED WHERE conversation_seq = ? AND user_id = ?
                 """).firstRow(seq, user.rawValue, map: StoredRows.member) ?? nil
         }
-    }
-
-    /// Runs `body`, a request that writes more than one row, as one unit
-    /// inside the batch transaction: when it fails, what it wrote is undone
-    /// and the batch's other requests still commit. A savepoint costs about
-    /// as much as the INSERT it guards, so only such rare requests use one.
-    /// When the savepoint itself cannot be released or rolled back, the whole
-    /// transaction is ended and a `.storage` error thrown, which makes
-    /// `perform` fail the batch rather than commit half a request.
-    func asOneUnit<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try sqlite { () throws(SQLiteError) in try connection.cachedStatement(sql: "SAVEPOINT request").execute() }
-        let value: T
-        do {
-            value = try body()
-        } catch {
-            do throws(SQLiteError) {
-                try connection.cachedStatement(sql: "ROLLBACK TO request").execute()
-                try connection.cachedStatement(sql: "RELEASE request").execute()
-            } catch let undoError {
-                connection.rollback()
-                throw StoreError(undoError)
-            }
-            throw error
-        }
-        do throws(SQLiteError) {
-            try connection.cachedStatement(sql: "RELEASE request").execute()
-        } catch {
-            connection.rollback()
-            throw StoreError(error)
-        }
-        return value
     }
 }

@@ -1,0 +1,45 @@
+#ifndef CSYSTEM_H
+#define CSYSTEM_H
+#include <stdint.h>
+
+/// The Linux event calls Glibc's Swift module does not export (epoll,
+/// timerfd), behind functions whose arguments are plain integers and one
+/// plain struct. `struct epoll_event` is packed on x86_64 and natural
+/// elsewhere; only the C compiler should know that, so Swift never sees it.
+
+/// One readiness event: the epoll flags and the token given at registration.
+typedef struct {
+    uint32_t events;
+    uint64_t token;
+} csystem_epoll_event;
+
+/// The interest and readiness flags (EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP).
+extern const uint32_t csystem_epoll_in;
+extern const uint32_t csystem_epoll_out;
+extern const uint32_t csystem_epoll_err;
+extern const uint32_t csystem_epoll_hup;
+
+/// The `op` of epoll_ctl (EPOLL_CTL_ADD, EPOLL_CTL_DEL, EPOLL_CTL_MOD).
+extern const int csystem_epoll_ctl_add;
+extern const int csystem_epoll_ctl_del;
+extern const int csystem_epoll_ctl_mod;
+
+/// epoll_create1(EPOLL_CLOEXEC): a descriptor, or -1 with errno set.
+int csystem_epoll_create(void);
+
+/// epoll_ctl with `events` and `token` as the event: 0, or -1 with errno set.
+int csystem_epoll_ctl(int epoll, int operation, int fd, uint32_t events, uint64_t token);
+
+/// epoll_wait into `events` (at most `capacity`, which is capped at 1024):
+/// the count, or -1 with errno set.
+int csystem_epoll_wait(int epoll, csystem_epoll_event *events, int capacity, int timeout_milliseconds);
+
+/// timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC): a
+/// descriptor, or -1 with errno set.
+int csystem_timerfd_create_monotonic(void);
+
+/// Arms `timer` to fire once at `due_nanoseconds` on CLOCK_MONOTONIC
+/// (TFD_TIMER_ABSTIME; at once when it passed): 0, or -1 with errno set.
+int csystem_timerfd_arm_absolute(int timer, uint64_t due_nanoseconds);
+
+#endif

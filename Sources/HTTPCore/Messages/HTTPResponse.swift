@@ -1,0 +1,23 @@
+/// A complete response. The connection adds `Content-Length`, `Date` and
+/// `Connection` itself when it writes it, so a handler cannot get them wrong.
+public struct HTTPResponse: Sendable {
+    public var status: HTTPStatus
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    /// A low-cardinality name of what answered (`"GET /v1/conversations/{cid}/messages"`),
+    /// for metrics and logs; never sent.
+    public var route: String?
+
+    public init(status: HTTPStatus, headers: HTTPHeaders = [:], body: [UInt8] = [], route: String? = nil) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.route = route
+    }
+
+    /// A JSON response; `body` must already be UTF-8 JSON.
+    public static func json(_ status: HTTPStatus, _ body: [UInt8], route: String? = nil) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json; charset=utf-8"],
+                     body: body, route: route)
+    }
+}

@@ -1,0 +1,447 @@
+import Dispatch
+import Glibc
+
+/// One client connection of the server: it reads bytes into the parser,
+/// hands one request at a time to the responder, writes the answers in
+/// order, and carries out what `ConnectionStateMachine` decides.
+///
+/// Everything runs on the queue of the connection's `EventLoop`, driven by
+/// the loop's epoll readiness events (read interest while the state machine
+/// wants input, write interest only while output waits) and one timer, so
+/// no call on this path ever blocks and a stalled client holds up no other.
+///
+/// The use of `@unchecked Sendable` is safe for this type because: every
+/// mutable stored property is read and written only on `queue`, the loop's
+/// queue (the loop and the timer deliver their events there, `respond` from
+/// another thread hops there with `queue.async`, server calls enter through
+/// `queue.async`); and `closeWatch` is a `Mutex`-guarded Sendable class.
+final class HTTPConnection: @unchecked Sendable {
+    private struct PendingExchange {
+        var end: Int
+        var exchange: HTTPExchange
+        var started: UInt64
+    }
+
+    let id: Int
+    let queue: DispatchQueue
+    let remoteAddress: String
+    private let socket: Socket
+    private let responder: any HTTPResponder
+    private let observer: (any HTTPServerObserver)?
+    private let onClosed: @Sendable (HTTPConnection) -> Void
+
+    private var parser: RequestParser
+    private var machine: ConnectionStateMachine
+    private var output: [UInt8] = []
+    private var outputOffset = 0
+    private var bytesQueued = 0
+    private var bytesWritten = 0
+    private var exchanges: [PendingExchange] = []
+
+    private let loop: EventLoop
+    /// The loop's name for this connection, once attached.
+    private var token: UInt64?
+    /// The epoll interest now registered (0: not registered).
+    private var registeredEvents: UInt32 = 0
+    private var wantsWrite = false
+    private var timer: (any DispatchSourceTimer)?
+    private var timerScheduledAt: UInt64?
+    private var isClosed = false
+    private let closeWatch = CloseWatch()
+
+    init(id: Int, socket: Socket, remoteAddress: String, loop: EventLoop, limits: HTTPLimits,
+         responder: any HTTPResponder, observer: (any HTTPServerObserver)?,
+         onClosed: @escaping @Sendable (HTTPConnection) -> Void) {
+        self.id = id
+        self.socket = socket
+        self.remoteAddress = remoteAddress
+        self.loop = loop
+        self.queue = loop.queue
+        self.responder = responder
+        self.observer = observer
+        self.onClosed = onClosed
+        parser = RequestParser(limits: limits)
+        machine = ConnectionStateMachine(now: Self.now(), timeouts: .init(limits: limits))
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// Joins the loop and starts reading.
+    func start() {
+        queue.async { [self] in
+            guard !isClosed else { return }
+            token = loop.attach(self)
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { [unowned self] in timerFired() }
+            self.timer = timer
+            timer.activate()
+            updateInterest()
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The loop saw `events` (epoll flags) on the socket. An error or hang-up
+    /// goes to whichever side is registered: its system call reports it.
+    func handleEvents(_ events: UInt32) {
+        let failure = events & (Epoll.error | Epoll.hangUp) != 0
+        if registeredEvents & Epoll.writable != 0 && (events & Epoll.writable != 0 || failure) {
+            writable()
+        }
+        if registeredEvents & Epoll.readable != 0 && (events & Epoll.readable != 0 || failure) {
+            readable()
+        }
+    }
+
+    private func readable() {
+        guard !isClosed else { return }
+        let now = Self.now()
+        var endOfInput = false
+        var failed = false
+        withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: 16) { buffer in
+            for _ in 0..<8 {
+                do {
+                    guard let count = try socket.receive(into: buffer) else { break }
+                    if count == 0 {
+                        endOfInput = true
+                        break
+                    }
+                    if machine.parsesInput {
+                        parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                    }
+                    if count < buffer.count || !machine.shouldRead(bufferedInput: parser.bufferedByteCount) { break }
+                } catch {
+                    failed = true
+                    break
+                }
+            }
+        }
+        if failed {
+            close()
+            return
+        }
+        processInput(now: now)
+        if endOfInput && !isClosed {
+            let buffered = parser.bufferedByteCount > 0
+            execute(machine.inputEnded(now: now, bufferedInput: buffered), now: now)
+            // Requests received whole before the end are still answered.
+            if buffered { processInput(now: now) }
+            flush(now: now)
+        }
+        updateInterest()
+    }
+
+    /// Parses and dispatches buffered requests while the connection may take
+    /// one, then writes what was queued.
+    private func processInput(now: UInt64) {
+        while !isClosed && machine.canTakeRequest {
+            if parser.bufferedByteCount > 0 { machine.requestBytesBuffered(now: now) }
+            let progress: RequestParser.Progress
+            do {
+                progress = try parser.next()
+            } catch {
+                execute(machine.parseFailed(error, now: now), now: now)
+                break
+            }
+            switch progress {
+            case .needMore:
+                if parser.hasPartialRequest { machine.partialRequestBuffered(now: now) }
+                // A half-closed peer's last buffered request was answered.
+                if machine.inputClosed { execute(machine.bufferedInputEnded(now: now), now: now) }
+                flush(now: now)
+                return
+            case .headComplete(let head):
+                machine.partialRequestBuffered(now: now)
+                let line = ConnectionStateMachine.RequestLine(method: head.request.method.rawValue,
+                                                              target: head.request.target)
+                execute(machine.headReceived(line, now: now, expectsContinue: head.expectsContinue), now: now)
+            case .complete(let head):
+                dispatch(head, now: now)
+            }
+        }
+        flush(now: now)
+        resumeAfterOutputDrained()
+    }
+
+    /// The loop above stops at the output high-water mark. When the socket
+    /// then took all of that output at once, no write-ready event will come
+    /// and the requests already buffered would wait for input that may
+    /// never arrive; so they are taken up again, in a later turn of the
+    /// loop's queue, letting the loop's other connections go first.
+    private func resumeAfterOutputDrained() {
+        guard !isClosed, machine.resumeNeeded(bufferedInput: parser.bufferedByteCount) else { return }
+        queue.async { [self] in
+            machine.resumeStarted()
+            guard !isClosed else { return }
+            processInput(now: Self.now())
+            updateInterest()
+        }
+    }
+
+    /// Hands a whole request to the responder. An answer it has at once is
+    /// written in this same turn; a later one comes back through `respond`,
+    /// from any thread, and hops to the queue.
+    private func dispatch(_ head: RequestHead, now: UInt64) {
+        let request = head.request
+        let line = ConnectionStateMachine.RequestLine(method: request.method.rawValue, target: request.target)
+        let number = machine.requestReceived(line, isHead: request.method == .head, version: request.version,
+                                             keepAlive: head.keepAlive, now: now).number
+        closeWatch.beginRequest(number)
+        let context = ConnectionContext(remoteAddress: remoteAddress, watch: closeWatch, requestNumber: number)
+        let result = responder.handle(request, context: context) { [self] response in
+            queue.async { [self] in
+                let now = Self.now()
+                answer(number, response, now: now)
+                processInput(now: now)
+                updateInterest()
+            }
+        }
+        switch result {
+        case .response(let response): answer(number, response, now: Self.now())
+        case .later: break
+        }
+    }
+
+    /// Queues the answer to request `number`, unless the connection closed under it.
+    private func answer(_ number: Int, _ response: HTTPResponse, now: UInt64) {
+        guard !isClosed else { return }
+        switch machine.answerReady(for: number, now: now, bufferedInput: parser.bufferedByteCount > 0) {
+        case .drop:
+            return
+        case .write(let request, let closeAfter):
+            closeWatch.requestAnswered()
+            let header: ResponseSerializer.ConnectionHeader =
+                closeAfter ? .close : (request.version == .http1_0 ? .keepAlive : .none)
+            enqueue(response, omitBody: request.isHead, connection: header,
+                    method: request.line.method, target: request.line.target, started: request.started, now: now)
+        }
+    }
+
+    private func enqueue(_ response: HTTPResponse, omitBody: Bool, connection: ResponseSerializer.ConnectionHeader,
+                       method: String, target: String, started: UInt64, now: UInt64) {
+        let before = output.count
+        ResponseSerializer.append(response, omitBody: omitBody, connection: connection, to: &output)
+        let count = output.count - before
+        bytesQueued += count
+        machine.outputQueued(count, now: now)
+        let code = response.status.code
+        let bodyBytes = omitBody || code < 200 || code == 204 || code == 304 ? 0 : response.body.count
+        if observer != nil {
+            exchanges.append(PendingExchange(
+                end: bytesQueued,
+                exchange: HTTPExchange(method: method, target: target, status: code, bytes: bodyBytes,
+                                       microseconds: 0, route: response.route),
+                started: started))
+        }
+    }
+
+    // MARK: - Writing
+
+    private func flush(now: UInt64) {
+        guard !isClosed else { return }
+        var written = 0
+        while outputOffset < output.count {
+            let result: Int?
+            do {
+                let offset = outputOffset
+                result = try output.withUnsafeBytes { (bytes) throws(SocketError) -> Int? in
+                    try socket.send(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+                }
+            } catch {
+                close()  // EPIPE, ECONNRESET: the peer is gone
+                return
+            }
+            guard let result else { break }
+            outputOffset += result
+            written += result
+        }
+        if outputOffset == output.count && outputOffset > 0 {
+            output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
+            outputOffset = 0
+        }
+        if written > 0 {
+            bytesWritten += written
+            // A fresh reading, not `now`: that is when this batch of events
+            // started, before the handler ran, so a synchronous answer would
+            // be reported as taking no time at all.
+            reportExchanges(now: Self.now())
+            execute(machine.outputWritten(written, now: now), now: now)
+        }
+        guard !isClosed else { return }
+        wantsWrite = outputOffset < output.count
+        applyInterest()
+    }
+
+    private func reportExchanges(now: UInt64) {
+        guard let observer, !exchanges.isEmpty else { return }
+        var reported = 0
+        for pending in exchanges {
+            guard pending.end <= bytesWritten else { break }
+            var exchange = pending.exchange
+            exchange.microseconds = Int((now &- pending.started) / 1000)
+            observer.exchangeCompleted(exchange)
+            reported += 1
+        }
+        exchanges.removeFirst(reported)
+    }
+
+    private func writable() {
+        guard !isClosed else { return }
+        let now = Self.now()
+        flush(now: now)
+        processInput(now: now)
+        updateInterest()
+    }
+
+    // MARK: - Actions
+
+    private func execute(_ action: ConnectionStateMachine.HeadAction, now: UInt64) {
+        switch action {
+        case .none:
+            break
+        case .sendContinue:
+            output.append(contentsOf: ResponseSerializer.continueHead)
+            bytesQueued += ResponseSerializer.continueHead.count
+            machine.outputQueued(ResponseSerializer.continueHead.count, now: now)
+        }
+    }
+
+    private func execute(_ action: ConnectionStateMachine.ParseFailureAction, now: UInt64) {
+        switch action {
+        case .fail(let failure): answer(failure, now: now)
+        }
+    }
+
+    private func execute(_ action: ConnectionStateMachine.WriteAction, now: UInt64) {
+        switch action {
+        case .none: break
+        case .startLinger: socket.shutdownOutput()
+        case .close: close()
+        }
+    }
+
+    private func execute(_ action: ConnectionStateMachine.InputEndAction, now: UInt64) {
+        switch action {
+        case .none: break
+        case .close: close()
+        case .notifyPeerGone: for handler in closeWatch.takeHandlers(closing: false) { handler() }
+        case .fail(let failure): answer(failure, now: now)
+        }
+    }
+
+    private func execute(_ action: ConnectionStateMachine.TimerAction, now: UInt64) {
+        switch action {
+        case .none: break
+        case .close: close()
+        case .fail(let failure): answer(failure, now: now)
+        }
+    }
+
+    private func execute(_ action: ConnectionStateMachine.ShutdownAction, now: UInt64) {
+        switch action {
+        case .none: break
+        case .close: close()
+        }
+    }
+
+    /// Answers a request the server refuses itself, with `Connection: close`.
+    private func answer(_ failure: ConnectionStateMachine.Failure, now: UInt64) {
+        let line = failure.line ?? parser.bufferedRequestLine.map {
+            ConnectionStateMachine.RequestLine(method: $0.method, target: $0.target)
+        }
+        enqueue(responder.errorResponse(for: .malformedRequest(failure.error)), omitBody: false, connection: .close,
+                method: line?.method ?? "", target: line?.target ?? "", started: failure.started, now: now)
+        flush(now: now)
+    }
+
+    /// Keeps the read interest and the timer in line with the state machine.
+    private func updateInterest() {
+        guard !isClosed, token != nil else { return }
+        applyInterest()
+        scheduleTimer()
+    }
+
+    /// Registers what the connection waits for now; a socket waiting for
+    /// nothing is taken out of epoll, so a hang-up it cannot act on yet does
+    /// not wake the loop again and again. Costs no system call when nothing
+    /// changed, the usual case after an answer written at once.
+    private func applyInterest() {
+        guard !isClosed, let token else { return }
+        var wanted: UInt32 = wantsWrite ? Epoll.writable : 0
+        if machine.shouldRead(bufferedInput: parser.bufferedByteCount) { wanted |= Epoll.readable }
+        guard wanted != registeredEvents else { return }
+        do {
+            try loop.setInterest(fd: socket.descriptor, token: token, from: registeredEvents, to: wanted)
+            registeredEvents = wanted
+        } catch {
+            close()
+        }
+    }
+
+    /// Moves the timer only when a deadline comes earlier than the one it is
+    /// set for; a later deadline is found when the early firing finds nothing
+    /// expired, so a keep-alive request costs no timer call.
+    private func scheduleTimer() {
+        guard let timer, let deadline = machine.deadline else { return }
+        if let scheduled = timerScheduledAt, scheduled <= deadline { return }
+        timerScheduledAt = deadline
+        timer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(10))
+    }
+
+    private func timerFired() {
+        guard !isClosed else { return }
+        timerScheduledAt = nil
+        let now = Self.now()
+        execute(machine.timerFired(now: now), now: now)
+        updateInterest()
+    }
+
+    // MARK: - Server calls
+
+    /// Shutdown: idle connections close now, busy ones after their answer.
+    func beginShutdown() {
+        queue.async { [self] in
+            guard !isClosed else { return }
+            let now = Self.now()
+            execute(machine.shutdownRequested(), now: now)
+            flush(now: now)
+            updateInterest()
+        }
+    }
+
+    /// The grace period is over: close whatever state the connection is in.
+    func forceClose() {
+        queue.async { [self] in close() }
+    }
+
+    // MARK: - Closing
+
+    /// Closes once: leaves the loop, cancels the timer, closes the socket,
+    /// and runs the pending request's `onClose` handlers.
+    private func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        machine.closed()
+        for handler in closeWatch.takeHandlers(closing: true) { handler() }
+        timer?.cancel()
+        timer = nil
+        if let token {
+            // Closing the descriptor drops its registration too, but only once
+            // no other descriptor shares the open file; say it explicitly.
+            if registeredEvents != 0 {
+                try? loop.setInterest(fd: socket.descriptor, token: token, from: registeredEvents, to: 0)
+            }
+            registeredEvents = 0
+            loop.detach(token)
+        }
+        finalClose()
+    }
+
+    private func finalClose() {
+        guard socket.isOpen else { return }
+        socket.close()
+        output = []
+        exchanges = []
+        onClosed(self)
+    }
+}

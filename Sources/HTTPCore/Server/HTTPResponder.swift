@@ -1,0 +1,68 @@
+import Dispatch
+
+/// What a responder does with a request: answer it now, or promise to.
+public enum HTTPResponderResult: Sendable {
+    /// The answer, written in the same turn of the connection's queue: no
+    /// hop for the usual request, which needs no other thread.
+    case response(HTTPResponse)
+    /// The answer comes later, through `respond`, exactly once.
+    case later
+}
+
+/// What the server calls for every complete request.
+///
+/// The handler runs on the connection's queue. It answers at once by
+/// returning `.response`, or later (an append waits for its group commit, a
+/// long-poll for a change) by returning `.later` and then calling `respond`
+/// exactly once, from any thread. The connection keeps pipelined requests
+/// behind it until then, so answers stay in order.
+public protocol HTTPResponder: Sendable {
+    func handle(_ request: HTTPRequest, context: any RequestContext,
+                respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult
+
+    /// The answer to a failure the HTTP layer meets before any route (a
+    /// malformed request, a refused connection). Called on a server thread;
+    /// must return at once.
+    func errorResponse(for failure: HTTPFailure) -> HTTPResponse
+}
+
+/// What a handler may learn about, or ask of, the connection a request came on.
+public protocol RequestContext: Sendable {
+    /// `host:port` of the peer, for logs.
+    var remoteAddress: String { get }
+    /// Runs `handler` once if the connection closes before the response is
+    /// written (the client went away, or the server shut down); a parked
+    /// long-poll uses it to stop waiting. Runs at once if already closed.
+    func onClose(_ handler: @escaping @Sendable () -> Void)
+}
+
+/// What the server reports as it runs: the feed of the access log and the
+/// metrics. Calls come from many threads and must return quickly.
+public protocol HTTPServerObserver: Sendable {
+    /// A response was written (including the server's own 4xx for bad bytes).
+    func exchangeCompleted(_ exchange: HTTPExchange)
+    /// The number of open client connections changed.
+    func openConnectionsChanged(to count: Int)
+}
+
+/// One request and its answer, as logged.
+public struct HTTPExchange: Sendable {
+    public var method: String
+    public var target: String
+    public var status: Int
+    /// Body bytes written.
+    public var bytes: Int
+    /// From the request's first byte to the response's last byte written to the socket buffer.
+    public var microseconds: Int
+    /// `HTTPResponse.route`, or nil for answers made by the HTTP layer itself.
+    public var route: String?
+
+    public init(method: String, target: String, status: Int, bytes: Int, microseconds: Int, route: String?) {
+        self.method = method
+        self.target = target
+        self.status = status
+        self.bytes = bytes
+        self.microseconds = microseconds
+        self.route = route
+    }
+}

@@ -1,0 +1,91 @@
+import HistoryStore
+
+/// Who may do what: the one place that decides, so no route carries a
+/// check of its own and the whole table can be read (and tested) at once.
+///
+/// | action | user token |
+/// |---|---|
+/// | create a conversation | yes (the caller becomes its owner) |
+/// | read conversation, pages, events, members | members |
+/// | append | members; `sender` must be the token's `sub` |
+/// | edit, delete a message | members, own messages only |
+/// | add, change, remove members | owners; any member may remove itself |
+/// | metrics | no (admin only) |
+///
+/// An admin (open mode, or a token with `"scope":"admin"`) may do
+/// everything. A user who is not a member of the conversation gets
+/// `.conversationNotFound` on every conversation action, before anything
+/// about the action is weighed: the answer must be the one a missing
+/// conversation gets, so a stranger learns nothing from it.
+///
+/// ```swift
+/// let role = try store.role(of: user, in: conversation)
+/// switch AccessPolicy.decide(.append(sender: "ana"), caller: .user(user), role: role) { ... }
+/// ```
+public enum AccessPolicy {
+    /// What a request wants to do.
+    public enum Action: Hashable, Sendable {
+        case createConversation
+        case readConversation
+        case readPages
+        case readEvents
+        case readMembers
+        /// `sender` as the body gives it; nil when the body leaves it out.
+        case append(sender: String?)
+        /// `author` is the message's sender; nil while the message is not
+        /// read yet (then only membership is decided, so a stranger cannot
+        /// probe which message ids exist).
+        case edit(author: String?)
+        case delete(author: String?)
+        case putMember(target: UserID)
+        case removeMember(target: UserID)
+        case metrics
+
+        /// Actions on one conversation, where a non-member sees "not found".
+        var isConversationScoped: Bool {
+            switch self {
+            case .createConversation, .metrics: false
+            default: true
+            }
+        }
+    }
+
+    /// The outcome; every refusal maps to one status and code.
+    public enum Decision: Hashable, Sendable {
+        case allow
+        /// 404 `conversation_not_found`: the caller is not a member.
+        case conversationNotFound
+        /// 403 `forbidden`: the caller's role does not allow the action.
+        case forbidden
+        /// 403 `not_author`: editing or deleting another user's message.
+        case notAuthor
+        /// 403 `sender_mismatch`: a body `sender` other than the token's `sub`.
+        case senderMismatch
+    }
+
+    /// Decides `action` for `caller`, whose role in the conversation is
+    /// `role` (nil: not a member, or no such conversation, or not looked
+    /// up because the action is not about one conversation).
+    public static func decide(_ action: Action, caller: Caller, role: MemberRole?) -> Decision {
+        guard case .user(let user) = caller else { return .allow }
+        if action.isConversationScoped && role == nil { return .conversationNotFound }
+        switch action {
+        case .createConversation:
+            return .allow
+        case .readConversation, .readPages, .readEvents, .readMembers:
+            return .allow
+        case .append(let sender):
+            guard let sender else { return .allow }
+            return sender == user.rawValue ? .allow : .senderMismatch
+        case .edit(let author), .delete(let author):
+            guard let author else { return .allow }
+            return author == user.rawValue ? .allow : .notAuthor
+        case .putMember:
+            return role == .owner ? .allow : .forbidden
+        case .removeMember(let target):
+            return role == .owner || target == user ? .allow : .forbidden
+        case .metrics:
+            return .forbidden
+        }
+    }
+}

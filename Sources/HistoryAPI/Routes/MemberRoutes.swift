@@ -1,0 +1,94 @@
+import HTTPCore
+import HistoryStore
+
+/// The members of a conversation: list, add or change, remove.
+///
+/// In open mode the same routes keep the same data, unenforced: an app
+/// backend that authenticates on its own still gets membership.
+struct MemberRoutes {
+    let environment: RouteEnvironment
+
+    func register(in router: inout Router) {
+        router.add(.get, "/v1/conversations/{cid}/members") { request throws(APIError) in try list(request) }
+        router.add(.put, "/v1/conversations/{cid}/members/{uid}") { request throws(APIError) in try put(request) }
+        router.add(.delete, "/v1/conversations/{cid}/members/{uid}") { request throws(APIError) in try remove(request) }
+    }
+
+    /// `?after=USER&limit=L`: a keyset page in `user_id` order.
+    private func list(_ request: APIRequest) throws(APIError) {
+        let conversation = try environment.conversationID(request)
+        try environment.authorize(request, .readMembers, in: conversation)
+        let (after, limit) = try Self.listQuery(request.query)
+        let page = try environment.read(request) { () throws(StoreError) in
+            try environment.store.members(of: conversation, after: after, limit: limit)
+        }
+        request.respond(.ok, json: JSONWriter.memberPage(page))
+    }
+
+    /// `after` a valid user id (`invalid_cursor`), `limit` 1...1000 (`invalid_limit`).
+    static func listQuery(_ query: QueryParameters) throws(APIError) -> (after: UserID?, limit: Int) {
+        var after: UserID?
+        if let text = try query.value("after", invalid: .invalidCursor) {
+            guard let user = UserID(text) else {
+                throw APIError(.invalidCursor, "after must be a user id, 1 to 64 characters of [A-Za-z0-9_.@-], not '\(abbreviated(text))'")
+            }
+            after = user
+        }
+        var limit = 100
+        if let text = try query.value("limit", invalid: .invalidLimit) {
+            guard let value = DecimalParser.positiveInt64(text), value <= MemberPage.limitRange.upperBound else {
+                throw APIError(.invalidLimit, "limit must be an integer from \(MemberPage.limitRange.lowerBound) to \(MemberPage.limitRange.upperBound), not '\(abbreviated(text))'")
+            }
+            limit = Int(value)
+        }
+        return (after, limit)
+    }
+
+    /// Body `{"role":"member"|"owner"}` (default `member`; an empty body is
+    /// `{}`): 201 with the member when added, 200 when changed or unchanged.
+    private func put(_ request: APIRequest) throws(APIError) {
+        let conversation = try environment.conversationID(request)
+        let target = try user(request)
+        try environment.authorize(request, .putMember(target: target), in: conversation)
+        let body = try RequestBody(request.http.body, emptyMeansEmptyObject: true)
+        var role = MemberRole.member
+        if let text = try body.optionalString(.role) {
+            guard let named = MemberRole(rawValue: text) else {
+                throw APIError(.invalidRole, "role must be member or owner, not '\(abbreviated(text))'")
+            }
+            role = named
+        }
+        environment.store.putMember(target, role: role, in: conversation) { result in
+            switch result {
+            case .success(.added(let member)): request.respond(.created, json: JSONWriter.member(member))
+            case .success(.changed(let member)), .success(.unchanged(let member)):
+                request.respond(.ok, json: JSONWriter.member(member))
+            case .failure(let error): request.fail(environment.apiError(error, request: request))
+            }
+        }
+    }
+
+    /// 200 `{"removed": bool}`; the removed user's parked polls on the
+    /// conversation are answered 404 once the removal is committed.
+    private func remove(_ request: APIRequest) throws(APIError) {
+        let conversation = try environment.conversationID(request)
+        let target = try user(request)
+        try environment.authorize(request, .removeMember(target: target), in: conversation)
+        environment.store.removeMember(target, from: conversation) { [environment] result in
+            switch result {
+            case .success(let removed):
+                if removed { environment.longPolls.revoke(user: target, in: conversation) }
+                request.respond(.ok, json: JSONWriter.removed(removed))
+            case .failure(let error):
+                request.fail(environment.apiError(error, request: request))
+            }
+        }
+    }
+
+    /// The `{uid}` of the path: a valid user id or 400 `invalid_user_id`.
+    private func user(_ request: APIRequest) throws(APIError) -> UserID {
+        let segment = request.pathParameters[1]
+        guard let segment, let user = UserID(segment) else { throw APIError.invalidUserID(segment) }
+        return user
+    }
+}

@@ -1,0 +1,142 @@
+import ArgumentParser
+import HistoryAPI
+import HistoryStore
+
+/// The flags of `history-server`, each also read from an environment variable:
+/// a deployment sets the environment, a person at a terminal overrides it.
+///
+/// **Where flags go.** A new flag is one optional `@Option` below, with
+/// `.setting(...)` as its help (which names its variable and its default, so
+/// `--help` is the whole documentation), read in `configuration(environment:)`
+/// by one `environment.override(...)` line into its `ServerConfiguration`
+/// field. The variable is `HISTORY_` and the flag's name in capitals.
+///
+/// Each option is optional on purpose: nil means "not on the command line",
+/// which is when its variable applies; a variable whose flag is given is not
+/// even read, so a stale bad value cannot stop a corrected start. Defaults
+/// therefore live in `ServerConfiguration.init`, and the help quotes them
+/// from there.
+struct ServerOptions: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history-server",
+        abstract: "Serves chat history (API v1) over HTTP/1.1 from a SQLite file."
+    )
+
+    private static let defaults = ServerConfiguration()
+
+    @Option(help: .setting("The address to listen on, an IPv4 or IPv6 literal or localhost.",
+                           variable: "HISTORY_HOST", default: ServerOptions.defaults.host),
+            transform: SettingValue.nonEmpty)
+    var host: String?
+
+    @Option(help: .setting("The TCP port, 0 for any free port (the start-up line says which).",
+                           variable: "HISTORY_PORT", default: "\(ServerOptions.defaults.port)"),
+            transform: SettingValue.port)
+    var port: Int?
+
+    @Option(help: .setting("The SQLite file; created with its folder when missing.",
+                           variable: "HISTORY_DATABASE", default: ServerOptions.defaults.databasePath, valueName: "path"),
+            transform: SettingValue.nonEmpty)
+    var database: String?
+
+    @Option(help: .setting("full: an answered write survives power loss; normal: it survives a crash of the process.",
+                           variable: "HISTORY_DURABILITY", default: ServerOptions.defaults.durability.rawValue),
+            transform: SettingValue.durability)
+    var durability: Durability?
+
+    @Option(help: .setting("Past this many open connections a new one gets 503 and is closed.",
+                           variable: "HISTORY_MAX_CONNECTIONS", default: "\(ServerOptions.defaults.maximumConnections)",
+                           valueName: "count"),
+            transform: SettingValue.positiveCount)
+    var maxConnections: Int?
+
+    @Option(help: .setting("debug, info, warning or error; messages go to stderr.",
+                           variable: "HISTORY_LOG_LEVEL", default: ServerOptions.defaults.logLevel.name, valueName: "level"),
+            transform: SettingValue.logLevel)
+    var logLevel: LogLevel?
+
+    @Option(help: .setting("One line per request on stdout: method, path, status, bytes, microseconds.",
+                           variable: "HISTORY_ACCESS_LOG", default: SettingValue.onOffName(ServerOptions.defaults.accessLog),
+                           valueName: "on|off"),
+            transform: SettingValue.onOff)
+    var accessLog: Bool?
+
+    // MARK: Identity and access
+
+    @Option(name: .customLong("jwt-hs256-secret-file"),
+            help: .setting("A file of HS256 secrets, one 'KID SECRET' line each (32 bytes or more); with any key, "
+                           + "every /v1 request needs a bearer token.",
+                           variable: "HISTORY_JWT_HS256_SECRET_FILE", default: "none", valueName: "path"),
+            transform: SettingValue.nonEmpty)
+    var jwtHS256SecretFile: String?
+
+    @Option(name: .customLong("jwt-es256-public-key"),
+            help: .setting("An ES256 public key (PEM file) for tokens whose kid is KID; repeatable.",
+                           variable: "HISTORY_JWT_ES256_PUBLIC_KEY, comma-separated", default: "none", valueName: "kid=path"),
+            transform: SettingValue.publicKeyFile)
+    var jwtES256PublicKeys: [ServerConfiguration.PublicKeyFile] = []
+
+    @Option(name: .customLong("jwt-audience"),
+            help: .setting("Tokens must carry this aud.", variable: "HISTORY_JWT_AUDIENCE", default: "not checked",
+                           valueName: "aud"),
+            transform: SettingValue.nonEmpty)
+    var jwtAudience: String?
+
+    @Option(name: .customLong("jwt-issuer"),
+            help: .setting("Tokens must carry this iss.", variable: "HISTORY_JWT_ISSUER", default: "not checked",
+                           valueName: "iss"),
+            transform: SettingValue.nonEmpty)
+    var jwtIssuer: String?
+
+    @Flag(name: .customLong("insecure-no-auth"),
+          help: .setting("Serve without tokens on a non-loopback --host: every request acts as an administrator.",
+                         variable: "HISTORY_INSECURE_NO_AUTH=on", default: "off"))
+    var insecureNoAuth = false
+
+    @Option(name: .customLong("allowed-host"),
+            help: .setting("A Host name a loopback bind answers besides localhost, 127.0.0.1 and [::1]; repeatable.",
+                           variable: "HISTORY_ALLOWED_HOST, comma-separated", default: "none", valueName: "name"),
+            transform: SettingValue.hostName)
+    var allowedHosts: [String] = []
+
+    @Option(name: .customLong("cors-origin"),
+            help: .setting("An origin (https://app.example) whose pages may call the API: it gets CORS headers; repeatable.",
+                           variable: "HISTORY_CORS_ORIGIN, comma-separated", default: "none", valueName: "origin"),
+            transform: SettingValue.origin)
+    var corsOrigins: [String] = []
+
+    /// The configuration these flags ask for, with `environment` filling in
+    /// the flags not given and `ServerConfiguration`'s defaults the rest.
+    /// - Throws: `ConfigurationError` naming the variable and what it takes.
+    func configuration(environment: [String: String]) throws(ConfigurationError) -> ServerConfiguration {
+        let environment = SettingEnvironment(environment)
+        var configuration = ServerConfiguration()
+        configuration.host = try environment.override(host, "HISTORY_HOST", SettingValue.nonEmpty)
+            ?? configuration.host
+        configuration.port = try environment.override(port, "HISTORY_PORT", SettingValue.port)
+            ?? configuration.port
+        configuration.databasePath = try environment.override(database, "HISTORY_DATABASE", SettingValue.nonEmpty)
+            ?? configuration.databasePath
+        configuration.durability = try environment.override(durability, "HISTORY_DURABILITY", SettingValue.durability)
+            ?? configuration.durability
+        configuration.maximumConnections = try environment.override(maxConnections, "HISTORY_MAX_CONNECTIONS",
+                                                                     SettingValue.positiveCount)
+            ?? configuration.maximumConnections
+        configuration.logLevel = try environment.override(logLevel, "HISTORY_LOG_LEVEL", SettingValue.logLevel)
+            ?? configuration.logLevel
+        configuration.accessLog = try environment.override(accessLog, "HISTORY_ACCESS_LOG", SettingValue.onOff)
+            ?? configuration.accessLog
+        configuration.jwtHS256SecretFile = try environment.override(jwtHS256SecretFile, "HISTORY_JWT_HS256_SECRET_FILE",
+                                                                     SettingValue.nonEmpty)
+        configuration.jwtES256PublicKeys = try environment.overrideList(jwtES256PublicKeys, "HISTORY_JWT_ES256_PUBLIC_KEY",
+                                                                        SettingValue.publicKeyFile)
+        configuration.jwtAudience = try environment.override(jwtAudience, "HISTORY_JWT_AUDIENCE", SettingValue.nonEmpty)
+        configuration.jwtIssuer = try environment.override(jwtIssuer, "HISTORY_JWT_ISSUER", SettingValue.nonEmpty)
+        configuration.insecureNoAuth = try environment.override(insecureNoAuth ? true : nil, "HISTORY_INSECURE_NO_AUTH",
+                                                                SettingValue.onOff)
+            ?? configuration.insecureNoAuth
+        configuration.allowedHosts = try environment.overrideList(allowedHosts, "HISTORY_ALLOWED_HOST", SettingValue.hostName)
+        configuration.corsOrigins = try environment.overrideList(corsOrigins, "HISTORY_CORS_ORIGIN", SettingValue.origin)
+        return configuration
+    }
+}

@@ -1,0 +1,24 @@
+import Foundation
+
+/// Polls `condition` every 10 ms until it holds or `within` has passed;
+/// returns whether it held. For effects that land on another thread (a
+/// connection count falling to zero, a long-poll parking): the time limit is
+/// a bound on failure, never a measurement.
+public func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        Thread.sleep(forTimeInterval: 0.01)
+    }
+    return condition()
+}
+
+/// The same without blocking a thread of Swift's cooperative pool, for async tests.
+public func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}
