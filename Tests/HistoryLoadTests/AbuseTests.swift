@@ -19,7 +19,10 @@ struct AbuseTests {
         plan.slowloris = 6
         plan.drip = .milliseconds(200)
         plan.idle = 7
-        plan.nonReaders = 3
+        plan.nonReaders = 2
+        // Pages of 2 big messages, once each: a debug server takes seconds over a page of 200.
+        plan.nonReaderLimit = 2
+        plan.nonReaderRequests = 1
         plan.longPolls = 12
         plan.pollsPerClient = 5
         plan.liveConversations = 2
@@ -36,12 +39,13 @@ struct AbuseTests {
                 #expect(phase.normalRequests > 0, "\(phase.name)")
                 #expect(phase.posts > 0, "\(phase.name)")
                 #expect((phase.peakRSSBytes ?? 0) > 1_000_000, "\(phase.name)")
-                #expect(phase.violations == 0, "\(phase.name): \(report.text)")
+                #expect(phase.violations == 0, "\(phase.name)")
             }
             let outcomes = Dictionary(uniqueKeysWithValues: report.phases.compactMap { phase in phase.attack.map { ($0, phase.outcome) } })
             #expect(outcomes[.slowloris]??.connected == 6)
             #expect(outcomes[.idle]??.connected == 7)
-            #expect(outcomes[.nonReaders]??.requestsSent ?? 0 >= 3)
+            #expect(outcomes[.nonReaders]??.connected == 2)
+            #expect(outcomes[.nonReaders]??.requestsSent == 2)
             // The filtered polls parked, and were answered 200 when their wait ran out or refused: never a wrong request.
             #expect(outcomes[.longPolls]??.connected == 12)
             #expect(outcomes[.longPolls]??.statuses.keys.allSatisfy { $0 == 200 || $0 == 429 || $0 == 503 } == true)
@@ -49,7 +53,7 @@ struct AbuseTests {
             #expect(flood.answers > 10)
             // Today's server may or may not limit the flood, but every answer is a created post or a refusal.
             #expect(flood.statuses.keys.allSatisfy { $0 == 201 || $0 == 429 }, "\(flood.statuses)")
-            #expect(report.goals.count == 4)
+            #expect(report.goals.count == 4, "\(report.text)")
             #expect(report.goals.allSatisfy { ["PASS", "FAIL"].contains($0.verdict) }, "\(report.goals)")
             let text = report.text
             for phase in report.phases { #expect(text.contains(phase.name)) }

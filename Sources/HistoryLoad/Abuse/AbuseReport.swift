@@ -38,7 +38,7 @@ struct AbusePhase: Codable, Sendable {
         switch attack {
         case .slowloris: return "slowloris: \(Format.grouped(plan.slowloris)) heads, 1 byte / \(Format.fixed(plan.drip.secondsDouble, 1)) s"
         case .idle: return "idle: \(Format.grouped(plan.idle)) sockets, one client"
-        case .nonReaders: return "non-readers: \(Format.grouped(plan.nonReaders)) x limit=200 pages"
+        case .nonReaders: return "non-readers: \(Format.grouped(plan.nonReaders)) x limit=\(plan.nonReaderLimit) pages"
         case .longPolls: return "long-polls: \(Format.grouped(plan.longPolls)) filtered out of range"
         case .flood: return "flood: one client posting"
         }

@@ -15,6 +15,11 @@ struct AbusePlan: Sendable {
     var slowloris = 1_000
     var idle = 1_000
     var nonReaders = 100
+    /// The `limit` each non-reader asks for (200: the largest page there is;
+    /// tests ask for less, since a debug server takes seconds to build one).
+    var nonReaderLimit = 200
+    /// Requests each non-reader writes, pipelined, before it only waits.
+    var nonReaderRequests = 4
     var longPolls = 5_000
     /// Long-polls per attacking client (address and token): a server's per-client cap sees this many at once.
     var pollsPerClient = 100
@@ -134,7 +139,8 @@ enum AbuseRun {
             settings.socketsPerClient = plan.idle
         case .nonReaders:
             settings.sockets = plan.nonReaders
-            settings.target = "/v1/conversations/\(AbuseSetup.bigConversation)/messages?limit=200"
+            settings.target = "/v1/conversations/\(AbuseSetup.bigConversation)/messages?limit=\(plan.nonReaderLimit)"
+            settings.pipelined = plan.nonReaderRequests
             settings.authorizations = tokens((0..<plan.nonReaders).map(AbuseSetup.readerSubject))
         case .longPolls:
             settings.sockets = plan.longPolls
