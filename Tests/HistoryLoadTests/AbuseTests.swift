@@ -103,3 +103,31 @@ struct AbuseTests {
         #expect(Set((0..<100).map { LoopbackAddress.source(of: .longPolls, client: $0) }).count == 100)
     }
 }
+
+/// Tokens mode: the normal users send their own tokens, and every attacker
+/// gets a subject of its own that the setup made a member of what it attacks:
+/// the flood's posts are created (or limited), never refused as a stranger's.
+@Suite("abuse in tokens mode", .serialized)
+struct AbuseTokensTests {
+    @Test func attackersAndUsersSendTheirOwnTokens() throws {
+        try TokensModeTests.withTokensServer { server, hs256, _ in
+            var plan = AbuseTests.tinyPlan(server)
+            plan.attacks = [.longPolls, .flood]
+            plan.credentials = LoadCredentials(signer: hs256, members: 4)
+            let report = try AbuseRun.execute(plan)
+            #expect(report.phases.count == 3)
+            for phase in report.phases {
+                #expect(phase.normalRequests > 0 && phase.posts > 0, "\(phase.name)")
+                #expect(phase.errors.keys.allSatisfy { !$0.contains(" 401 ") && !$0.contains(" 404 ") }, "\(phase.errors)")
+            }
+            let flood = try #require(report.phases.last?.outcome)
+            #expect(flood.answers > 0)
+            #expect(flood.statuses.keys.allSatisfy { $0 == 201 || $0 == 429 }, "\(flood.statuses)")
+            // The poller's subject is a member of the conversations it polls: a poll from it is answered.
+            let poller = "Bearer " + hs256.token(subject: AbuseSetup.pollerSubject(0), lifetime: 60, now: LoadCredentials.now())
+            let (status, _) = try TokensModeTests.status(server.endpoint, .get, "/v1/conversations/load-0000/events?since=0",
+                                                         authorization: poller)
+            #expect(status == 200)
+        }
+    }
+}

@@ -141,6 +141,8 @@ private final class SwarmDriver {
         let receiveBuffer: Int32? = settings.attack == .nonReaders ? 4096 : nil
         guard let fd = RawSocket.startConnect(to: settings.endpoint, nonBlocking: true, from: source, receiveBuffer: receiveBuffer) else {
             outcome.connectFailed += 1
+            // The flood does not give up.
+            if settings.attack == .flood { socket.dueAt = MonotonicClock.now() + 100_000_000 }
             return
         }
         socket.fd = fd
