@@ -197,7 +197,9 @@ private final class SwarmDriver {
             pendingConnects -= 1
             guard code == 0 else {
                 outcome.connectFailed += 1
-                return release(socket)
+                release(socket)
+                if settings.attack == .flood { socket.dueAt = MonotonicClock.now() + 100_000_000 }
+                return
             }
             outcome.connected += 1
             return start(socket)
