@@ -80,6 +80,8 @@ struct AbuseTests {
         #expect(throws: (any Error).self) { try AbuseCommand.parse(["--url", "http://example.com:8080"]) }
         #expect(throws: (any Error).self) { try AbuseCommand.parse(["--url", "http://[2001:db8::1]:8080"]) }
         #expect(throws: (any Error).self) { try AbuseCommand.parse(["--url", "http://128.0.0.1:8080"]) }
+        // A plan built in code is refused too, before a single connection.
+        #expect(throws: LoadError.self) { try AbuseRun.execute(AbusePlan(endpoint: ServerEndpoint(host: "10.0.0.1", port: 8080))) }
         for url in ["http://127.0.0.1:8080", "localhost:9000", "http://[::1]:81", "http://127.1.2.3:80"] {
             #expect(throws: Never.self) { try AbuseCommand.parse(["--url", url]) }
         }

@@ -40,7 +40,25 @@ struct AbusePlan: Sendable {
 /// memory through every phase, and builds the report.
 enum AbuseRun {
     static func execute(_ plan: AbusePlan) throws -> AbuseReport {
-        _ = raiseOpenFileLimit()   // HTTPCore: thousands of attack sockets, one descriptor each
+        guard LoopbackAddress.isLoopback(plan.endpoint.host) else {
+            throw LoadError("\(plan.endpoint) is not on this machine: abuse attacks loopback servers only")
+        }
+        // HTTPCore: thousands of attack sockets, one descriptor each.
+        let openFiles = raiseOpenFileLimit()
+        let largestAttack = plan.attacks.map { attack in
+            switch attack {
+            case .slowloris: plan.slowloris
+            case .idle: plan.idle
+            case .nonReaders: plan.nonReaders
+            case .longPolls: plan.longPolls
+            case .flood: 1
+            }
+        }.max() ?? 0
+        let needed = plan.population + plan.posters + 64 + largestAttack
+        if openFiles >= 0 && openFiles < needed {
+            ProgressPrinter.stderr("abuse: warning: the open-file limit is \(openFiles), a phase needs about \(needed): "
+                                   + "sockets past it count as refused (raise it with ulimit -n)\n")
+        }
         let admin = plan.credentials?.adminAuthorization()
         let catalog = try ConversationCatalog.discover(endpoint: plan.endpoint, prefix: "load-", maximum: 100_000,
                                                        authorization: admin)
