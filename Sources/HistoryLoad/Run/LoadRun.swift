@@ -24,6 +24,9 @@ struct LoadPlan: Sendable {
     var transport = Transport.loop
     /// Event-loop threads; nil is one per CPU.
     var loopThreads: Int?
+    /// The users exactly, instead of the ones `scenario` makes (`abuse`:
+    /// closed-loop scrollback readers beside open-loop posters).
+    var roles: [LoadRun.Role]?
 }
 
 /// Runs a plan: discovers the conversations, starts the event loops that
@@ -143,6 +146,7 @@ enum LoadRun {
     }
 
     static func roles(for plan: LoadPlan) -> [Role] {
+        if let roles = plan.roles { return roles }
         switch plan.scenario {
         case .tail:
             // Readers park; writers post at the plan's rate (default 100/s in total).
