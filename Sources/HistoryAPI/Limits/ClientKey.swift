@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryStore
 
 /// Whom a per-client limit counts: the token's `sub` in tokens mode, the
 /// peer's address otherwise (open mode, where every caller is the trusted
