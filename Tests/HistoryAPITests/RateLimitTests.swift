@@ -101,7 +101,7 @@ struct RateLimitTests {
     }
 
     @Test func tokensModeLimitsByDefaultAtTheDocumentedRates() throws {
-        try withTokenServer { server, minter in
+        try withTokenServer({ $0.rateLimitReads = nil; $0.rateLimitWrites = nil }) { server, minter in
             let client = try server.connect()
             defer { client.close() }
             let read = try client.call(.get, "/v1/conversations/c/messages", token: minter.user("ana"))
@@ -114,11 +114,13 @@ struct RateLimitTests {
     }
 
     @Test func zeroTurnsTheTokensModeDefaultOff() throws {
-        try withTokenServer({ $0.rateLimitReads = 0 }) { server, minter in
+        try withTokenServer({ $0.rateLimitReads = 0; $0.rateLimitWrites = nil }) { server, minter in
             let client = try server.connect()
             defer { client.close() }
             let read = try client.call(.get, "/v1/conversations/c/messages", token: minter.user("ana"))
             #expect(read.headers["RateLimit-Limit"] == nil)
+            let write = try client.call(.post, "/v1/conversations", token: minter.user("ana"), json: #"{"id":"c"}"#)
+            #expect(write.headers["RateLimit-Limit"] == String(RateLimit.defaultWrites.burst))
         }
     }
 }
