@@ -38,9 +38,9 @@ struct BudgetedElements {
     var keptCount: Int { starts.count - droppedFront }
 
     /// Writes one element with `body`, which writes at most `atMost` bytes
-    /// (its comma excluded), then drops the oldest kept elements, never
-    /// the last one, until the document fits again within
-    /// `within` (a part of the budget, for the older half of an `around` page).
+    /// (its comma excluded), then drops the oldest kept elements, never the
+    /// one just written, until the document fits again within `within` (a
+    /// part of the budget: the older half of an `around` page) or the budget.
     mutating func appendDroppingFront(to buffer: inout JSONBuffer, atMost: Int, within: Int? = nil,
                                       _ body: (inout ByteCursor) -> Void) {
         write(to: &buffer, atMost: atMost, body)
@@ -64,12 +64,6 @@ struct BudgetedElements {
             return false
         }
         return true
-    }
-
-    /// Drops the oldest kept elements before index `protectedFrom` (of the
-    /// elements written) until the document fits.
-    mutating func dropFront(in buffer: inout JSONBuffer, before protectedFrom: Int) {
-        while droppedFront < protectedFrom && size(in: buffer) > limit { droppedFront += 1 }
     }
 
     /// Removes the dropped elements' bytes and the first kept one's comma.
