@@ -81,8 +81,14 @@ public protocol HistoryStore: Sendable {
     /// version exceeds `version` (at once if it already does), `.timedOut`
     /// after `timeout`, `.cancelled` after `cancelWait`, `.closing` when the
     /// store shuts down. No thread waits meanwhile.
-    func waitForChange(in conversation: ConversationID, after version: Int64, timeout: Duration,
-                       handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken
+    ///
+    /// With `ids`, a later commit that changed only messages outside that
+    /// range does not end the wait: a feed filtered by `min_id`/`max_id`
+    /// would read nothing new, so waking it would only cost a read. (A
+    /// version already past `version` when the wait starts still answers
+    /// `.changed` at once: which ids it changed is no longer known.)
+    func waitForChange(in conversation: ConversationID, after version: Int64, ids: ClosedRange<Int64>?,
+                       timeout: Duration, handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken
 
     /// Ends a wait early (the client went away); its handler gets `.cancelled`
     /// unless it already ran.
@@ -148,10 +154,19 @@ extension HistoryStore {
         try await bridge { delete(messageID: messageID, in: conversation, completion: $0) }
     }
 
+    /// A wait for any change of the conversation, whatever message it concerns.
+    public func waitForChange(in conversation: ConversationID, after version: Int64, timeout: Duration,
+                              handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
+        waitForChange(in: conversation, after: version, ids: nil, timeout: timeout, handler: handler)
+    }
+
     /// Waits without a handler; returns how the wait ended.
-    public func waitForChange(in conversation: ConversationID, after version: Int64, timeout: Duration) async -> WaitOutcome {
+    public func waitForChange(in conversation: ConversationID, after version: Int64, ids: ClosedRange<Int64>? = nil,
+                              timeout: Duration) async -> WaitOutcome {
         await withCheckedContinuation { continuation in
-            _ = waitForChange(in: conversation, after: version, timeout: timeout) { continuation.resume(returning: $0) }
+            _ = waitForChange(in: conversation, after: version, ids: ids, timeout: timeout) {
+                continuation.resume(returning: $0)
+            }
         }
     }
 }

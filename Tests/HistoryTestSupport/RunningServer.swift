@@ -20,9 +20,13 @@ import HistoryStore
 public final class RunningServer: @unchecked Sendable {
     /// What `withRunningServer` runs unless told otherwise: quiet (errors
     /// only, no access log) and `normal` durability, which survives a crash
-    /// of the process and spares every test an fsync per commit.
+    /// of the process and spares every test an fsync per commit. Rate
+    /// limits are off (0), even in tokens mode where they are on by
+    /// default: a test sends requests as fast as it can, and the tests of
+    /// the limits turn them on themselves.
     public static let defaultConfiguration = ServerConfiguration(
-        host: "127.0.0.1", port: 0, durability: .normal, logLevel: .error, accessLog: false)
+        host: "127.0.0.1", port: 0, durability: .normal, logLevel: .error, accessLog: false,
+        rateLimitReads: 0, rateLimitWrites: 0)
 
     public let directory: TemporaryDirectory
     public let client: HistoryClient

@@ -15,6 +15,9 @@ import HistoryStore
 /// 4. the router: 404, 405, 415, then the route, which asks
 ///    `AccessPolicy` (404 for a non-member, 403).
 ///
+/// Between 3 and 4, the caller's rate limit (429 `rate_limited`): after
+/// authentication, so it counts per token `sub`, and before any store work.
+///
 /// ```swift
 /// let api = APIResponder(store: store, metrics: Metrics(), logger: logger, accessLog: nil)
 /// let server = HTTPServer(configuration: .init(port: 0), responder: api, observer: api)
@@ -27,11 +30,13 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
     private let access: AccessMode
     private let browser: BrowserSafety
     private let logger: Logger
+    private let rateLimits: RequestRateLimits
 
     public init(store: any HistoryStore, metrics: Metrics, logger: Logger, accessLog: AccessLog?,
-                access: AccessMode = .open, browser: BrowserSafety = .permissive) {
-        let longPolls = LongPollRegistry()
-        let environment = RouteEnvironment(store: store, logger: logger, metrics: metrics, longPolls: longPolls)
+                access: AccessMode = .open, browser: BrowserSafety = .permissive, limits: ClientLimits = ClientLimits()) {
+        let longPolls = LongPollRegistry(maximumPerClient: limits.maximumParkedPollsPerClient)
+        let environment = RouteEnvironment(store: store, logger: logger, metrics: metrics, longPolls: longPolls,
+                                           limits: limits)
         var router = Router()
         HealthRoutes(environment: environment).register(in: &router)
         ConversationRoutes(environment: environment).register(in: &router)
@@ -46,6 +51,7 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         self.metrics = metrics
         self.accessLog = accessLog
         self.longPolls = longPolls
+        rateLimits = RequestRateLimits(limits)
     }
 
     public func handle(_ request: HTTPRequest, context: any RequestContext,
@@ -94,7 +100,29 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
                 return
             }
         }
+        guard passesRateLimits(request, caller: caller, context: context, respond: &respond) else { return }
         router.handle(request, context: context, caller: caller, respond: respond)
+    }
+
+    /// Step 5: the caller's read or write rate (`RequestRateLimits`). False
+    /// when refused (answered 429); otherwise the answer will carry the
+    /// `RateLimit-*` headers.
+    private func passesRateLimits(_ request: HTTPRequest, caller: Caller?, context: any RequestContext,
+                                  respond: inout @Sendable (HTTPResponse) -> Void) -> Bool {
+        let path = Router.originFormPath(request.path)
+        guard let decision = rateLimits.check(request, path: path, caller: caller, context: context) else { return true }
+        guard decision.allowed else {
+            metrics.recordDenied(status: 429, code: ErrorCode.rateLimited.rawValue)
+            respond(RequestRateLimits.refusal(decision, route: router.label(for: request)))
+            return false
+        }
+        let inner = respond
+        respond = { response in
+            var response = response
+            RequestRateLimits.addHeaders(decision, to: &response)
+            inner(response)
+        }
+        return true
     }
 
     /// A listed origin's `OPTIONS`: the path's methods, the two request
@@ -125,4 +153,7 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
 
     /// Long-polls parked now (the store counts its waits; this counts requests).
     public var parkedLongPollCount: Int { longPolls.count }
+
+    /// How many times a woken long-poll read the store again since start.
+    public var longPollRereadCount: Int { longPolls.rereadCount }
 }

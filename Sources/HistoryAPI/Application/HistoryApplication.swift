@@ -56,7 +56,8 @@ public final class HistoryApplication: Sendable {
         }
         let accessLog = configuration.accessLog ? AccessLog() : nil
         let responder = APIResponder(store: store, metrics: metrics, logger: logger, accessLog: accessLog,
-                                     access: access, browser: browser)
+                                     access: access, browser: browser,
+                                     limits: configuration.clientLimits(tokensMode: !access.isOpen))
         let httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                         maximumConnections: configuration.maximumConnections)
         self.configuration = configuration
@@ -83,6 +84,12 @@ public final class HistoryApplication: Sendable {
 
     /// The bound port (the real one when configured with 0).
     public var port: Int { server.port }
+
+    /// Long-polls parked now.
+    public var parkedLongPollCount: Int { responder.parkedLongPollCount }
+
+    /// How many times a woken long-poll read the store again since start.
+    public var longPollRereadCount: Int { responder.longPollRereadCount }
 
     /// `http://host:port`, IPv6 literals in brackets.
     public var address: String {

@@ -32,6 +32,19 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// Origins that get CORS headers and preflight answers.
     public var corsOrigins: [String]
 
+    // MARK: Limits
+
+    /// The most bytes of JSON in one page or feed answer.
+    public var maximumResponseBytes: Int
+    /// Reads a second per client; 0 disables; nil: the mode's default (see `clientLimits(tokensMode:)`).
+    public var rateLimitReads: Int?
+    /// Writes a second per client; 0 disables; nil: the mode's default.
+    public var rateLimitWrites: Int?
+    /// The burst of both buckets; nil: twice each rate.
+    public var rateLimitBurst: Int?
+    /// Long-polls one client may have parked at once.
+    public var maximumParkedPollsPerClient: Int
+
     /// One `--jwt-es256-public-key KID=PATH`.
     public struct PublicKeyFile: Hashable, Sendable {
         public var kid: String
@@ -54,7 +67,15 @@ public struct ServerConfiguration: Sendable, Hashable {
                 durability: Durability = .full, maximumConnections: Int = 10_000, logLevel: LogLevel = .info,
                 accessLog: Bool = true, jwtHS256SecretFile: String? = nil, jwtES256PublicKeys: [PublicKeyFile] = [],
                 jwtAudience: String? = nil, jwtIssuer: String? = nil, insecureNoAuth: Bool = false,
-                allowedHosts: [String] = [], corsOrigins: [String] = []) {
+                allowedHosts: [String] = [], corsOrigins: [String] = [],
+                maximumResponseBytes: Int = ClientLimits.defaultMaximumResponseBytes, rateLimitReads: Int? = nil,
+                rateLimitWrites: Int? = nil, rateLimitBurst: Int? = nil,
+                maximumParkedPollsPerClient: Int = ClientLimits.defaultMaximumParkedPollsPerClient) {
+        self.maximumResponseBytes = maximumResponseBytes
+        self.rateLimitReads = rateLimitReads
+        self.rateLimitWrites = rateLimitWrites
+        self.rateLimitBurst = rateLimitBurst
+        self.maximumParkedPollsPerClient = maximumParkedPollsPerClient
         self.jwtHS256SecretFile = jwtHS256SecretFile
         self.jwtES256PublicKeys = jwtES256PublicKeys
         self.jwtAudience = jwtAudience

@@ -65,6 +65,10 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
     case messageDeleted = "message_deleted"
     case replyToNotFound = "reply_to_not_found"
 
+    // A client over its limits.
+    case rateLimited = "rate_limited"
+    case tooManyRequests = "too_many_requests"
+
     // The server itself.
     case internalError = "internal_error"
     case insufficientStorage = "insufficient_storage"
@@ -89,6 +93,7 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
         case .expectationFailed: .expectationFailed
         case .replyToNotFound: .unprocessableContent
         case .headersTooLarge: .requestHeaderFieldsTooLarge
+        case .rateLimited, .tooManyRequests: HTTPStatus(code: 429, reason: "Too Many Requests")
         case .internalError: .internalServerError
         case .notImplemented: .notImplemented
         case .tooManyConnections, .storeUnavailable, .shuttingDown: .serviceUnavailable

@@ -42,6 +42,29 @@ struct JSONBuffer {
         count += written
     }
 
+    /// The bytes written so far: what a response budget is measured against.
+    var byteCount: Int { count }
+
+    /// Forgets everything written from `offset` on (a piece that did not fit).
+    mutating func truncate(to offset: Int) {
+        precondition(offset >= 0 && offset <= count, "truncating outside the written bytes")
+        count = offset
+    }
+
+    /// Removes the written bytes in `range`, moving the later ones down:
+    /// how a page that keeps its newest messages drops its oldest ones.
+    mutating func remove(_ range: Range<Int>) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "removing outside the written bytes")
+        guard !range.isEmpty else { return }
+        let tail = count - range.upperBound
+        storage.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            // `copyMemory` is a memmove: the regions may overlap.
+            UnsafeMutableRawPointer(base + range.lowerBound).copyMemory(from: base + range.upperBound, byteCount: tail)
+        }
+        count -= range.count
+    }
+
     /// The bytes written, without the unused room.
     consuming func finish() -> [UInt8] {
         storage.removeSubrange(count...)

@@ -45,7 +45,12 @@ public enum JSONWriter {
         return buffer.finish()
     }
 
-    public static func page(_ page: Page) -> [UInt8] {
+    /// The page as JSON of at most `budget` bytes (docs/API.md, "Limits
+    /// that keep one client from hurting the others"): when all its messages
+    /// would pass the budget, `trim` says which stay, at least one always
+    /// does, and the flags, cursors and `anchor.index` describe the messages
+    /// actually written, so paging on the cursors misses nothing.
+    public static func page(_ page: Page, budget: Int = .max, trim: PageTrim = .keepNewest) -> [UInt8] {
         let rows = page.rows
         var conversationID = rows.conversationID.rawValue
         return conversationID.withUTF8 { id in
@@ -61,28 +66,69 @@ public enum JSONWriter {
                     largestText = max(largestText, textCount)
                 }
                 capacity += messageFixedBound + id.count + ByteCursor.stringBound(largestText)
+                if budget < capacity { capacity = budget + messageFixedBound + id.count + ByteCursor.stringBound(largestText) }
                 var buffer = JSONBuffer(capacity: capacity)
                 buffer.write(atMost: 16) { $0.write(#"{"messages":["#) }
-                for (index, record) in rows.records.enumerated() {
-                    let textCount = record.sender.count + record.body.count + (record.clientID?.count ?? 0)
-                    buffer.write(atMost: messageFixedBound + id.count + ByteCursor.stringBound(textCount)) { cursor in
-                        if index > 0 { cursor.write(UInt8(ascii: ",")) }
-                        writeRecord(record, text: text, conversationID: id, to: &cursor)
+                var elements = BudgetedElements(arrayStart: buffer.byteCount, limit: budget - pageTailBound)
+                let records = rows.records
+                func bound(_ record: MessageRows.Record) -> Int {
+                    messageFixedBound + id.count
+                        + ByteCursor.stringBound(record.sender.count + record.body.count + (record.clientID?.count ?? 0))
+                }
+                switch trim {
+                case .keepNewest:
+                    for record in records {
+                        elements.appendDroppingFront(to: &buffer, atMost: bound(record)) { cursor in
+                            writeRecord(record, text: text, conversationID: id, to: &cursor)
+                        }
+                    }
+                case .keepOldest:
+                    for record in records {
+                        let kept = elements.appendUnlessFull(to: &buffer, atMost: bound(record)) { cursor in
+                            writeRecord(record, text: text, conversationID: id, to: &cursor)
+                        }
+                        if !kept { break }
+                    }
+                case .keepAnchor:
+                    // The older side may fill half the budget, the anchor
+                    // always stays, the newer side takes what is left.
+                    let anchorID = page.anchor?.id ?? 0
+                    let found = page.anchor?.found == true
+                    let pivot = records.firstIndex { $0.id >= anchorID } ?? records.count
+                    let olderShare = elements.arrayStart + (budget - pageTailBound - elements.arrayStart) / 2
+                    for record in records[..<pivot] {
+                        elements.appendDroppingFront(to: &buffer, atMost: bound(record), within: olderShare) { cursor in
+                            writeRecord(record, text: text, conversationID: id, to: &cursor)
+                        }
+                    }
+                    for (index, record) in records.enumerated().dropFirst(pivot) {
+                        if index == pivot && found {
+                            elements.appendDroppingFront(to: &buffer, atMost: bound(record)) { cursor in
+                                writeRecord(record, text: text, conversationID: id, to: &cursor)
+                            }
+                            continue
+                        }
+                        let kept = elements.appendUnlessFull(to: &buffer, atMost: bound(record)) { cursor in
+                            writeRecord(record, text: text, conversationID: id, to: &cursor)
+                        }
+                        if !kept { break }
                     }
                 }
+                elements.finish(&buffer)
+                let kept = records.dropFirst(elements.droppedFront).prefix(elements.keptCount)
                 buffer.write(atMost: pageTailBound) { cursor in
                     cursor.write(#"],"has_older":"#)
-                    cursor.writeBool(page.hasOlder)
+                    cursor.writeBool(page.hasOlder || elements.droppedFront > 0)
                     cursor.write(#","has_newer":"#)
-                    cursor.writeBool(page.hasNewer)
-                    writeEdges(oldestID: page.oldestID, newestID: page.newestID, version: page.version, to: &cursor)
+                    cursor.writeBool(page.hasNewer || elements.stoppedAtBack)
+                    writeEdges(oldestID: kept.first?.id, newestID: kept.last?.id, version: page.version, to: &cursor)
                     if let anchor = page.anchor {
                         cursor.write(#","anchor":{"id":"#)
                         cursor.writeInteger(anchor.id)
                         cursor.write(#","found":"#)
                         cursor.writeBool(anchor.found)
                         cursor.write(#","index":"#)
-                        cursor.writeOptionalInteger(anchor.index.map(Int64.init))
+                        cursor.writeOptionalInteger(anchor.index.map { Int64($0 - elements.droppedFront) })
                         cursor.write(UInt8(ascii: "}"))
                     }
                     if let reset = page.reset {
@@ -96,15 +142,20 @@ public enum JSONWriter {
         }
     }
 
-    public static func changeFeed(_ feed: ChangeFeed) -> [UInt8] {
+    /// The feed as JSON of at most `budget` bytes: when its events would
+    /// pass it, the later ones are left for the next call, `has_more` is
+    /// true and `version` is the last written event's, the `since` that
+    /// continues exactly there. At least one event is always written.
+    public static func changeFeed(_ feed: ChangeFeed, budget: Int = .max) -> [UInt8] {
         var capacity = 96
         for event in feed.events { capacity += 96 + messageBound(event.message) }
-        var buffer = JSONBuffer(capacity: capacity)
+        var buffer = JSONBuffer(capacity: min(capacity, budget))
         buffer.write(atMost: 16) { $0.write(#"{"events":["#) }
-        for (index, event) in feed.events.enumerated() {
-            // Separator, keys, punctuation and type 42, the version 20.
-            buffer.write(atMost: 96 + messageBound(event.message)) { cursor in
-                if index > 0 { cursor.write(UInt8(ascii: ",")) }
+        var elements = BudgetedElements(arrayStart: buffer.byteCount, limit: budget - feedTailBound)
+        var lastVersion = feed.version
+        for event in feed.events {
+            // Keys, punctuation and type 42, the version 20.
+            let kept = elements.appendUnlessFull(to: &buffer, atMost: 96 + messageBound(event.message)) { cursor in
                 cursor.write(#"{"version":"#)
                 cursor.writeInteger(event.version)
                 cursor.write(#","type":""#)
@@ -117,16 +168,21 @@ public enum JSONWriter {
                 writeMessage(event.message, to: &cursor)
                 cursor.write(UInt8(ascii: "}"))
             }
+            if !kept { break }
+            lastVersion = event.version
         }
-        buffer.write(atMost: 64) { cursor in
+        buffer.write(atMost: feedTailBound) { cursor in
             cursor.write(#"],"has_more":"#)
-            cursor.writeBool(feed.hasMore)
+            cursor.writeBool(feed.hasMore || elements.stoppedAtBack)
             cursor.write(#","version":"#)
-            cursor.writeInteger(feed.version)
+            cursor.writeInteger(elements.stoppedAtBack ? lastVersion : feed.version)
             cursor.write(UInt8(ascii: "}"))
         }
         return buffer.finish()
     }
+
+    /// The most a feed writes after its events.
+    static let feedTailBound = 64
 
     /// `{"status":"ok"}` for `/healthz`.
     public static let healthy: [UInt8] = Array(#"{"status":"ok"}"#.utf8)

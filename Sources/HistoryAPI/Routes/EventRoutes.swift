@@ -21,7 +21,7 @@ struct EventRoutes {
             try environment.store.changes(in: conversation, query)
         }
         guard feed.events.isEmpty && !feed.hasMore && wait > .zero else {
-            request.respond(.ok, json: JSONWriter.changeFeed(feed))
+            request.respond(.ok, json: JSONWriter.changeFeed(feed, budget: environment.limits.maximumResponseBytes))
             return
         }
         let poll = LongPoll(request: request, caller: grant.caller, conversation: conversation, query: query,

@@ -14,7 +14,8 @@ import Synchronization
 /// The life of a poll is a chain of waits, one outstanding at a time:
 /// 1. park after the version it last read;
 /// 2. woken with `.changed`: re-read; an event for it (or `has_more`): answer;
-///    nothing for it (another id range changed) and time left: park again;
+///    nothing for it and time left: park again. (A poll with an id range is
+///    not woken by commits outside it: the store filters its wakes.)
 /// 3. `.timedOut`, `.cancelled` (client gone, server draining) or `.closing`:
 ///    answer what a final read finds, normally the empty list with the
 ///    current version; if the store can no longer read, the empty list with
@@ -40,6 +41,8 @@ final class LongPoll: Sendable {
     private let request: APIRequest
     /// Who asked, so a removal from the conversation can find its polls.
     let caller: Caller
+    /// Whose parked-poll allowance this poll uses; nil for an admin token.
+    let client: ClientKey?
     let conversation: ConversationID
     private let query: ChangeQuery
     private let deadline: ContinuousClock.Instant
@@ -50,6 +53,7 @@ final class LongPoll: Sendable {
          deadline: ContinuousClock.Instant, environment: RouteEnvironment) {
         self.request = request
         self.caller = caller
+        client = ClientKey(caller: caller, context: request.context)
         self.conversation = conversation
         self.query = query
         self.deadline = deadline
@@ -60,9 +64,17 @@ final class LongPoll: Sendable {
     /// Parks after `version`, the conversation's version at the first read.
     func start(afterVersion version: Int64) {
         state.withLock { $0.lastVersion = version }
-        guard environment.longPolls.register(self) else {
-            // Draining: answer at once instead of parking.
+        switch environment.longPolls.register(self) {
+        case .parked:
+            break
+        case .draining:
+            // Answer at once instead of parking.
             finish()
+            return
+        case .overClientLimit(let limit):
+            environment.metrics.recordDenied(status: 429, code: ErrorCode.tooManyRequests.rawValue)
+            request.fail(APIError(.tooManyRequests,
+                                  "this client already has \(limit) long-polls waiting; answer one before parking another"))
             return
         }
         request.context.onClose { [self] in cancel() }
@@ -102,7 +114,8 @@ final class LongPoll: Sendable {
             finish()
             return
         }
-        let token = environment.store.waitForChange(in: conversation, after: version, timeout: remaining) { outcome in
+        let token = environment.store.waitForChange(in: conversation, after: version, ids: idRange,
+                                                    timeout: remaining) { outcome in
             // Off the store's queue: the re-read and the encoding are ours to pay for.
             DispatchQueue.global().async { self.woke(outcome) }
         }
@@ -113,11 +126,20 @@ final class LongPoll: Sendable {
         if cancelNow { environment.store.cancelWait(token) }
     }
 
+    /// The poll's `min_id`/`max_id` as the store's wake filter: a commit
+    /// that changed no message in it cannot add an event, so it does not
+    /// wake the poll (no read, no re-park).
+    private var idRange: ClosedRange<Int64>? {
+        guard query.minID != nil || query.maxID != nil else { return nil }
+        return (query.minID ?? 1)...(query.maxID ?? Int64.max)
+    }
+
     private func woke(_ outcome: WaitOutcome) {
         guard outcome == .changed, !state.withLock({ $0.revoked }) else {
             finish()
             return
         }
+        environment.longPolls.countReread()
         let since = state.withLock { $0.lastVersion }
         var query = query
         query.since = since
@@ -153,51 +175,6 @@ final class LongPoll: Sendable {
 
     private func answer(_ feed: ChangeFeed) {
         environment.longPolls.unregister(self)
-        request.respond(.ok, json: JSONWriter.changeFeed(feed))
-    }
-}
-
-/// The polls parked now, so a draining server can answer them all.
-final class LongPollRegistry: Sendable {
-    private struct State: Sendable {
-        var polls: [ObjectIdentifier: LongPoll] = [:]
-        var draining = false
-    }
-
-    private let state = Mutex(State())
-
-    /// False when draining: the caller answers at once instead of parking.
-    func register(_ poll: LongPoll) -> Bool {
-        state.withLock { state in
-            guard !state.draining else { return false }
-            state.polls[ObjectIdentifier(poll)] = poll
-            return true
-        }
-    }
-
-    func unregister(_ poll: LongPoll) {
-        _ = state.withLock { $0.polls.removeValue(forKey: ObjectIdentifier(poll)) }
-    }
-
-    var isDraining: Bool { state.withLock { $0.draining } }
-
-    /// Answers 404 every poll `user` has parked on `conversation`: a
-    /// removed member loses access at once, parked requests included.
-    func revoke(user: UserID, in conversation: ConversationID) {
-        let polls = state.withLock { state in
-            state.polls.values.filter { $0.caller == .user(user) && $0.conversation == conversation }
-        }
-        for poll in polls { poll.revoke() }
-    }
-
-    var count: Int { state.withLock { $0.polls.count } }
-
-    /// From now on no poll parks; every parked one is answered.
-    func drain() {
-        let polls = state.withLock { state in
-            state.draining = true
-            return Array(state.polls.values)
-        }
-        for poll in polls { poll.cancel() }
+        request.respond(.ok, json: JSONWriter.changeFeed(feed, budget: environment.limits.maximumResponseBytes))
     }
 }

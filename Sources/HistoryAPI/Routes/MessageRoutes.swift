@@ -58,7 +58,8 @@ struct MessageRoutes {
         let page = try environment.read(request) { () throws(StoreError) in
             try environment.store.page(of: conversation, query)
         }
-        request.respond(.ok, json: JSONWriter.page(page))
+        request.respond(.ok, json: JSONWriter.page(page, budget: environment.limits.maximumResponseBytes,
+                                                   trim: PageTrim(query, reset: page.reset)))
     }
 
     /// `limit`, `before`, `after`, `around` and `window` as docs/API.md

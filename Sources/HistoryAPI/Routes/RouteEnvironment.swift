@@ -8,6 +8,7 @@ struct RouteEnvironment: Sendable {
     let logger: Logger
     let metrics: Metrics
     let longPolls: LongPollRegistry
+    let limits: ClientLimits
 
     /// The `{cid}` of the path. An id that is not a valid conversation id
     /// names no conversation: 404 `conversation_not_found` (docs/API.md, "Validation").

@@ -105,6 +105,46 @@ struct ServerOptions: ParsableCommand {
             transform: SettingValue.origin)
     var corsOrigins: [String] = []
 
+    // MARK: Limits
+
+    @Option(name: .customLong("max-response-bytes"),
+            help: .setting("The most bytes of JSON in one page or events answer; a larger page stops early "
+                           + "(at least one message) with has_older/has_newer/has_more exact.",
+                           variable: "HISTORY_MAX_RESPONSE_BYTES",
+                           default: "\(ServerOptions.defaults.maximumResponseBytes) (1 MiB)", valueName: "bytes"),
+            transform: SettingValue.responseBytes)
+    var maxResponseBytes: Int?
+
+    @Option(name: .customLong("rate-limit-reads"),
+            help: .setting("Reads a second per client (token sub, else peer address); 0 disables; admin tokens exempt.",
+                           variable: "HISTORY_RATE_LIMIT_READS",
+                           default: "\(RateLimit.defaultReads.perSecond) in tokens mode, off in open mode",
+                           valueName: "per-second"),
+            transform: SettingValue.count)
+    var rateLimitReads: Int?
+
+    @Option(name: .customLong("rate-limit-writes"),
+            help: .setting("Writes (new conversations, posts, edits, deletes, member changes) a second per client; "
+                           + "0 disables; admin tokens exempt.",
+                           variable: "HISTORY_RATE_LIMIT_WRITES",
+                           default: "\(RateLimit.defaultWrites.perSecond) in tokens mode, off in open mode",
+                           valueName: "per-second"),
+            transform: SettingValue.count)
+    var rateLimitWrites: Int?
+
+    @Option(name: .customLong("rate-limit-burst"),
+            help: .setting("How many requests a client may make at once after a pause, for reads and writes alike.",
+                           variable: "HISTORY_RATE_LIMIT_BURST", default: "twice each rate", valueName: "count"),
+            transform: SettingValue.positiveCount)
+    var rateLimitBurst: Int?
+
+    @Option(name: .customLong("max-parked-polls-per-client"),
+            help: .setting("Long-polls one client may have waiting at once; past it 429 too_many_requests.",
+                           variable: "HISTORY_MAX_PARKED_POLLS_PER_CLIENT",
+                           default: "\(ServerOptions.defaults.maximumParkedPollsPerClient)", valueName: "count"),
+            transform: SettingValue.positiveCount)
+    var maxParkedPollsPerClient: Int?
+
     /// The configuration these flags ask for, with `environment` filling in
     /// the flags not given and `ServerConfiguration`'s defaults the rest.
     /// - Throws: `ConfigurationError` naming the variable and what it takes.
@@ -137,6 +177,18 @@ struct ServerOptions: ParsableCommand {
             ?? configuration.insecureNoAuth
         configuration.allowedHosts = try environment.overrideList(allowedHosts, "HISTORY_ALLOWED_HOST", SettingValue.hostName)
         configuration.corsOrigins = try environment.overrideList(corsOrigins, "HISTORY_CORS_ORIGIN", SettingValue.origin)
+        configuration.maximumResponseBytes = try environment.override(maxResponseBytes, "HISTORY_MAX_RESPONSE_BYTES",
+                                                                       SettingValue.responseBytes)
+            ?? configuration.maximumResponseBytes
+        configuration.rateLimitReads = try environment.override(rateLimitReads, "HISTORY_RATE_LIMIT_READS", SettingValue.count)
+        configuration.rateLimitWrites = try environment.override(rateLimitWrites, "HISTORY_RATE_LIMIT_WRITES",
+                                                                  SettingValue.count)
+        configuration.rateLimitBurst = try environment.override(rateLimitBurst, "HISTORY_RATE_LIMIT_BURST",
+                                                                 SettingValue.positiveCount)
+        configuration.maximumParkedPollsPerClient = try environment.override(maxParkedPollsPerClient,
+                                                                              "HISTORY_MAX_PARKED_POLLS_PER_CLIENT",
+                                                                              SettingValue.positiveCount)
+            ?? configuration.maximumParkedPollsPerClient
         return configuration
     }
 }

@@ -23,6 +23,21 @@ enum SettingValue {
         return count
     }
 
+    /// A count where 0 means "off" (a rate limit).
+    static func count(_ text: String) throws(InvalidSetting) -> Int {
+        guard let count = decimal(text) else { throw InvalidSetting("must be an integer, 0 or more") }
+        return count
+    }
+
+    /// A response budget: at least 4 KiB, room for a page's frame and more
+    /// than one small message, so no setting makes every page one message.
+    static func responseBytes(_ text: String) throws(InvalidSetting) -> Int {
+        guard let bytes = decimal(text), bytes >= 4096 else {
+            throw InvalidSetting("must be an integer of at least 4096 (bytes)")
+        }
+        return bytes
+    }
+
     static func durability(_ text: String) throws(InvalidSetting) -> Durability {
         guard let durability = Durability(rawValue: text.lowercased()) else {
             throw InvalidSetting("must be full or normal")

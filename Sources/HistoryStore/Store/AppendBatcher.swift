@@ -98,7 +98,8 @@ final class AppendBatcher: Sendable {
             answers.async { [waiters, onBatchCommitted] in
                 for answer in outcome.answers { answer() }
                 for (conversation, version) in outcome.versions {
-                    waiters.publish(conversation: conversation, version: version)
+                    waiters.publish(conversation: conversation, version: version,
+                                    changed: ChangedMessageIDs(outcome.changedIDs[conversation] ?? []))
                 }
                 if outcome.committed { onBatchCommitted?(size) }
             }

@@ -232,9 +232,9 @@ public final class SQLiteHistoryStore: HistoryStore {
 
     // MARK: - Wake-ups
 
-    public func waitForChange(in conversation: ConversationID, after version: Int64, timeout: Duration,
-                              handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
-        waiters.wait(conversation: conversation, after: version, timeout: timeout,
+    public func waitForChange(in conversation: ConversationID, after version: Int64, ids: ClosedRange<Int64>?,
+                              timeout: Duration, handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
+        waiters.wait(conversation: conversation, after: version, ids: ids, timeout: timeout,
                      currentVersion: { try? self.conversation(conversation).version },
                      handler: handler)
     }
@@ -266,7 +266,7 @@ public final class SQLiteHistoryStore: HistoryStore {
             }.get()
         }
         guard let loaded = try result.get() else { return nil }
-        waiters.publish(conversation: conversation, version: loaded.version)
+        waiters.publish(conversation: conversation, version: loaded.version, changed: ChangedMessageIDs(range: loaded.ids))
         return loaded.ids
     }
 

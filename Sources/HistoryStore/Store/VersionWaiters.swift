@@ -15,6 +15,8 @@ final class VersionWaiters: Sendable {
     private struct Waiter {
         let conversation: String
         let after: Int64
+        /// Only commits that changed a message in this range wake it.
+        let ids: ClosedRange<Int64>?
         let handler: @Sendable (WaitOutcome) -> Void
         let timer: TimerBox
     }
@@ -36,7 +38,7 @@ final class VersionWaiters: Sendable {
     /// Parks a wait. `currentVersion` reads the committed version when no
     /// commit was published since the conversation's first wait (nil when it
     /// cannot be read: the wait then ends by timeout, publish or close).
-    func wait(conversation: ConversationID, after version: Int64, timeout: Duration,
+    func wait(conversation: ConversationID, after version: Int64, ids: ClosedRange<Int64>? = nil, timeout: Duration,
               currentVersion: () -> Int64?,
               handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
         let key = conversation.rawValue
@@ -45,7 +47,7 @@ final class VersionWaiters: Sendable {
             guard !state.isClosed else { return nil }
             let token = state.nextToken
             state.nextToken += 1
-            state.waiters[token] = Waiter(conversation: key, after: version, handler: handler, timer: timer)
+            state.waiters[token] = Waiter(conversation: key, after: version, ids: ids, handler: handler, timer: timer)
             state.byConversation[key, default: []].insert(token)
             return (token, state.latest[key])
         }
@@ -73,8 +75,12 @@ final class VersionWaiters: Sendable {
         return WaitToken(rawValue: token)
     }
 
-    /// Called by the writer after a commit, with the conversation's new version.
-    func publish(conversation: ConversationID, version: Int64) {
+    /// Called by the writer after a commit, with the conversation's new
+    /// version and the messages the commit changed there (nil: unknown,
+    /// which wakes every wait). A wait whose id range none of them is in
+    /// stays parked, with its `after` unchanged, so a later commit in its
+    /// range still wakes it and its read covers everything since.
+    func publish(conversation: ConversationID, version: Int64, changed: ChangedMessageIDs? = nil) {
         let key = conversation.rawValue
         let woken: [Waiter] = state.withLock { state in
             guard let tokens = state.byConversation[key] else { return [] }
@@ -82,6 +88,7 @@ final class VersionWaiters: Sendable {
             var woken: [Waiter] = []
             for token in tokens {
                 guard let waiter = state.waiters[token], waiter.after < version else { continue }
+                if let ids = waiter.ids, let changed, !changed.intersects(ids) { continue }
                 woken.append(waiter)
                 Self.remove(token, from: &state)
             }

@@ -16,6 +16,9 @@ extension Writer {
     struct BatchOutcome: Sendable {
         var answers: [@Sendable () -> Void] = []
         var versions: [ConversationID: Int64] = [:]
+        /// The messages each conversation's new version changed, so a wait
+        /// filtered to other ids can stay parked.
+        var changedIDs: [ConversationID: [Int64]] = [:]
         var committed = false
     }
 
@@ -80,14 +83,17 @@ extension Writer {
             case .append(let message, let conversation, let completion):
                 let result = Result { () throws(StoreError) in try append(message, to: conversation) }
                 outcome.answers.append { completion(result) }
+                if case .success(.created(let created)) = result { outcome.changedIDs[conversation, default: []].append(created.id) }
                 failure = result.failure
             case .edit(let messageID, let conversation, let body, let completion):
                 let result = Result { () throws(StoreError) in try edit(messageID: messageID, in: conversation, body: body) }
                 outcome.answers.append { completion(result) }
+                if case .success = result { outcome.changedIDs[conversation, default: []].append(messageID) }
                 failure = result.failure
             case .delete(let messageID, let conversation, let completion):
                 let result = Result { () throws(StoreError) in try delete(messageID: messageID, in: conversation) }
                 outcome.answers.append { completion(result) }
+                if case .success = result { outcome.changedIDs[conversation, default: []].append(messageID) }
                 failure = result.failure
             case .putMember(let user, let role, let conversation, let completion):
                 let result = Result { () throws(StoreError) in try putMember(user, role: role, in: conversation) }

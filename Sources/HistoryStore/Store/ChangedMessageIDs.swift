@@ -1,0 +1,40 @@
+/// The ids of the messages one commit created, edited or deleted in one
+/// conversation, as sorted, disjoint ranges (a batch of appends is one
+/// range): what a wait filtered to an id range is checked against, so a
+/// commit that cannot concern it does not wake it.
+struct ChangedMessageIDs: Sendable, Hashable {
+    /// Sorted, disjoint, not touching.
+    private(set) var ranges: [ClosedRange<Int64>]
+
+    /// From ids in any order, duplicates allowed.
+    init<IDs: Sequence<Int64>>(_ ids: IDs) {
+        var ranges: [ClosedRange<Int64>] = []
+        for id in ids.sorted() {
+            if let last = ranges.last, id <= last.upperBound { continue }
+            if let last = ranges.last, last.upperBound < Int64.max, id == last.upperBound + 1 {
+                ranges[ranges.count - 1] = last.lowerBound...id
+            } else {
+                ranges.append(id...id)
+            }
+        }
+        self.ranges = ranges
+    }
+
+    init(range: ClosedRange<Int64>) {
+        ranges = [range]
+    }
+
+    var isEmpty: Bool { ranges.isEmpty }
+
+    /// True when some changed id lies in `range` (a binary search).
+    func intersects(_ range: ClosedRange<Int64>) -> Bool {
+        // The first stored range that ends at or after the wanted start.
+        var low = 0
+        var high = ranges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].upperBound < range.lowerBound { low = middle + 1 } else { high = middle }
+        }
+        return low < ranges.count && ranges[low].lowerBound <= range.upperBound
+    }
+}
