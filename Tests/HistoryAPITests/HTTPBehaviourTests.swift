@@ -84,6 +84,43 @@ struct HTTPBehaviourTests {
         }
     }
 
+    /// One peer address cannot take every slot: past its share a new
+    /// connection from it is refused, while the server has room, and a slot
+    /// it gives back is its own again.
+    @Test func connectionsPastThePeersShareAreRefused() throws {
+        var configuration = RunningServer.defaultConfiguration
+        configuration.maximumConnectionsPerClient = 2
+        try withRunningServer(configuration: configuration) { server in
+            let first = try server.connect()
+            defer { first.close() }
+            let second = try server.connect()
+            #expect(try first.get("/healthz").status == 200)
+            #expect(try second.get("/healthz").status == 200)
+            let third = try server.connect()
+            defer { third.close() }
+            try? third.sendRaw("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            expectError(try third.receive(), 503, "too_many_connections")
+            #expect(try first.get("/healthz").status == 200)
+
+            second.close()
+            #expect(eventually(within: .seconds(5)) { server.application.openConnectionCount == 1 })
+            let again = try server.connect()
+            defer { again.close() }
+            #expect(try again.get("/healthz").status == 200)
+        }
+    }
+
+    @Test func zeroConnectionsPerClientMeansNoShare() throws {
+        var configuration = RunningServer.defaultConfiguration
+        configuration.maximumConnectionsPerClient = 0
+        try withRunningServer(configuration: configuration) { server in
+            let clients = try (0..<300).map { _ in try server.connect() }
+            defer { for client in clients { client.close() } }
+            #expect(try clients.last!.get("/healthz").status == 200)
+            #expect(try clients.first!.get("/healthz").status == 200)
+        }
+    }
+
     @Test func metricsShowTheTraffic() throws {
         try withRunningServer { client in
             try client.createConversation("m")

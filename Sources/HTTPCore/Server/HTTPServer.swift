@@ -16,6 +16,10 @@ public final class HTTPServer: Sendable {
     private struct State {
         var listener: Listener?
         var connections: [Int: HTTPConnection] = [:]
+        /// Open connections by peer address (without the port), for
+        /// `maximumConnectionsPerPeer`; a peer with none has no entry.
+        var connectionsPerPeer: [String: Int] = [:]
+        var peerOfConnection: [Int: String] = [:]
         var nextID = 0
         var loops: [EventLoop] = []
         var port = 0
@@ -92,11 +96,16 @@ public final class HTTPServer: Sendable {
             return
         }
         let remote = peer?.description ?? "unknown"
+        let peerHost = peer?.host ?? "unknown"
+        let perPeerLimit = configuration.maximumConnectionsPerPeer
         let (connection, count): (HTTPConnection?, Int) = state.withLock { state in
-            guard !state.shuttingDown, state.connections.count < configuration.maximumConnections else {
+            guard !state.shuttingDown, state.connections.count < configuration.maximumConnections,
+                  perPeerLimit <= 0 || state.connectionsPerPeer[peerHost, default: 0] < perPeerLimit else {
                 return (nil, state.connections.count)
             }
             state.nextID += 1
+            state.connectionsPerPeer[peerHost, default: 0] += 1
+            state.peerOfConnection[state.nextID] = peerHost
             let loop = state.loops[state.nextID % state.loops.count]
             let connection = HTTPConnection(
                 id: state.nextID, socket: socket, remoteAddress: remote, loop: loop, limits: configuration.limits,
@@ -113,7 +122,7 @@ public final class HTTPServer: Sendable {
         connection.start()
     }
 
-    /// Over `maximumConnections`: one small 503 written without waiting (it
+    /// Over `maximumConnections` (or the peer's share): one small 503 written without waiting (it
     /// fits any socket buffer), then close without a reset.
     private func reject(_ socket: Socket) {
         let shuttingDown = state.withLock { $0.shuttingDown }
@@ -144,6 +153,10 @@ public final class HTTPServer: Sendable {
     private func connectionClosed(_ connection: HTTPConnection) {
         let (count, drained): (Int, DispatchGroup?) = state.withLock { state in
             state.connections[connection.id] = nil
+            if let peer = state.peerOfConnection.removeValue(forKey: connection.id) {
+                let left = state.connectionsPerPeer[peer, default: 1] - 1
+                state.connectionsPerPeer[peer] = left > 0 ? left : nil
+            }
             let count = state.connections.count
             if count == 0, let group = state.drained {
                 state.drained = nil

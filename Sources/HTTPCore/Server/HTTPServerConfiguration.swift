@@ -8,6 +8,11 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: Int
     /// Past this many open client connections a new one gets 503 and is closed.
     public var maximumConnections: Int
+    /// Past this many open connections from one peer address a new one from
+    /// it gets 503 and is closed, so one client cannot take every slot;
+    /// 0: no such limit (behind a proxy that limits connections itself,
+    /// every client shares the proxy's address).
+    public var maximumConnectionsPerPeer: Int
     public var limits: HTTPLimits
     /// The listen(2) backlog.
     public var backlog: Int32
@@ -17,11 +22,12 @@ public struct HTTPServerConfiguration: Sendable {
     public var eventLoopCount: Int
 
     public init(host: String = "127.0.0.1", port: Int = 8080, maximumConnections: Int = 10_000,
-                limits: HTTPLimits = HTTPLimits(), backlog: Int32 = 1024,
+                maximumConnectionsPerPeer: Int = 0, limits: HTTPLimits = HTTPLimits(), backlog: Int32 = 1024,
                 eventLoopCount: Int = HTTPServerConfiguration.defaultEventLoopCount) {
         self.host = host
         self.port = port
         self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerPeer = maximumConnectionsPerPeer
         self.limits = limits
         self.backlog = backlog
         self.eventLoopCount = eventLoopCount

@@ -59,7 +59,8 @@ public final class HistoryApplication: Sendable {
                                      access: access, browser: browser,
                                      limits: configuration.clientLimits(tokensMode: !access.isOpen))
         let httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
-                                                        maximumConnections: configuration.maximumConnections)
+                                                        maximumConnections: configuration.maximumConnections,
+                                                        maximumConnectionsPerPeer: configuration.maximumConnectionsPerClient)
         self.configuration = configuration
         self.store = store
         self.metrics = metrics
@@ -84,6 +85,9 @@ public final class HistoryApplication: Sendable {
 
     /// The bound port (the real one when configured with 0).
     public var port: Int { server.port }
+
+    /// Client connections open now.
+    public var openConnectionCount: Int { server.openConnectionCount }
 
     /// Long-polls parked now.
     public var parkedLongPollCount: Int { responder.parkedLongPollCount }

@@ -44,6 +44,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var rateLimitBurst: Int?
     /// Long-polls one client may have parked at once.
     public var maximumParkedPollsPerClient: Int
+    /// Open connections one peer address may hold; 0: no limit (behind a
+    /// proxy that limits connections itself).
+    public var maximumConnectionsPerClient: Int
+
+    /// The contract's default of `--max-connections-per-client`.
+    public static let defaultMaximumConnectionsPerClient = 256
 
     /// One `--jwt-es256-public-key KID=PATH`.
     public struct PublicKeyFile: Hashable, Sendable {
@@ -70,7 +76,9 @@ public struct ServerConfiguration: Sendable, Hashable {
                 allowedHosts: [String] = [], corsOrigins: [String] = [],
                 maximumResponseBytes: Int = ClientLimits.defaultMaximumResponseBytes, rateLimitReads: Int? = nil,
                 rateLimitWrites: Int? = nil, rateLimitBurst: Int? = nil,
-                maximumParkedPollsPerClient: Int = ClientLimits.defaultMaximumParkedPollsPerClient) {
+                maximumParkedPollsPerClient: Int = ClientLimits.defaultMaximumParkedPollsPerClient,
+                maximumConnectionsPerClient: Int = ServerConfiguration.defaultMaximumConnectionsPerClient) {
+        self.maximumConnectionsPerClient = maximumConnectionsPerClient
         self.maximumResponseBytes = maximumResponseBytes
         self.rateLimitReads = rateLimitReads
         self.rateLimitWrites = rateLimitWrites

@@ -145,6 +145,12 @@ struct ServerOptions: ParsableCommand {
             transform: SettingValue.positiveCount)
     var maxParkedPollsPerClient: Int?
 
+    @Option(help: .setting("Open connections one peer address may hold; past it 503 too_many_connections; 0: no limit (behind a proxy that limits connections itself).",
+                           variable: "HISTORY_MAX_CONNECTIONS_PER_CLIENT",
+                           default: "\(ServerOptions.defaults.maximumConnectionsPerClient)", valueName: "count"),
+            transform: SettingValue.count)
+    var maxConnectionsPerClient: Int?
+
     /// The configuration these flags ask for, with `environment` filling in
     /// the flags not given and `ServerConfiguration`'s defaults the rest.
     /// - Throws: `ConfigurationError` naming the variable and what it takes.
@@ -189,6 +195,10 @@ struct ServerOptions: ParsableCommand {
                                                                               "HISTORY_MAX_PARKED_POLLS_PER_CLIENT",
                                                                               SettingValue.positiveCount)
             ?? configuration.maximumParkedPollsPerClient
+        configuration.maximumConnectionsPerClient = try environment.override(maxConnectionsPerClient,
+                                                                              "HISTORY_MAX_CONNECTIONS_PER_CLIENT",
+                                                                              SettingValue.count)
+            ?? configuration.maximumConnectionsPerClient
         return configuration
     }
 }
