@@ -49,7 +49,7 @@ struct AbusePhase: Codable, Sendable {
 
 /// The result of `abuse`: a row per phase and a verdict per goal, printed
 /// for people and written as JSON for machines (`--json FILE`).
-struct AbuseReport: Codable, Sendable {
+struct AbuseReport: Codable, Sendable, JSONFileReport {
     struct Goal: Codable, Sendable {
         var goal: String
         /// PASS, FAIL, or SKIP when the phase it needs did not run (or the server's memory could not be read).
@@ -128,13 +128,6 @@ struct AbuseReport: Codable, Sendable {
             goals.append(Goal(goal: "the flood is answered 429 while the others post normally", verdict: "SKIP", detail: "no flood phase"))
         }
         return goals
-    }
-
-    func writeJSON(to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        try encoder.encode(self).write(to: URL(fileURLWithPath: path))
     }
 
     /// The report for people.

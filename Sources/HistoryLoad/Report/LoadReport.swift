@@ -3,7 +3,7 @@ import Foundation
 
 /// The result of a run, printed for people and written as JSON for machines
 /// (`--json FILE`): the same fields either way.
-struct LoadReport: Codable, Sendable {
+struct LoadReport: Codable, Sendable, JSONFileReport {
     struct KindRow: Codable, Sendable {
         var kind: String
         var count: UInt64
@@ -101,13 +101,6 @@ struct LoadReport: Codable, Sendable {
     }
 
     static func ms(_ micros: UInt64) -> Double { Double(micros) / 1000 }
-
-    func writeJSON(to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        try encoder.encode(self).write(to: URL(fileURLWithPath: path))
-    }
 
     /// The report for people.
     var text: String {
