@@ -12,9 +12,8 @@ import HistoryAPI
 // - the decimal parsers agree with `Int64(_:)` on strings of ASCII digits
 //   and refuse everything else.
 
-func invalid(_ message: String) -> APIError {
-    APIError.invalidLimit(message)
-}
+/// The code a malformed or repeated value is refused with (any will do here).
+let invalid = ErrorCode.invalidLimit
 
 /// The form-urlencoded reading, written the obvious way. It splits on
 /// bytes, not Characters: `&` followed by a combining mark is one Character
