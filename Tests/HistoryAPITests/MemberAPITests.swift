@@ -152,17 +152,8 @@ import Testing
             let client = try server.connect()
             defer { client.close() }
             let owner = minter.user("olga")
-            #expect(try client.call(.post, "/v1/conversations", token: owner, json: #"{"id":"c"}"#).status == 201)
-            #expect(try client.call(.put, "/v1/conversations/c/members/mia", token: owner, json: "{}").status == 201)
-
-            let poller = try server.connect(timeout: .seconds(20))
+            let poller = try Self.parkedPoll(on: server, client: client, owner: owner, pollingAs: minter.user("mia"))
             defer { poller.close() }
-            try poller.send(HTTPRequest(method: .get, target: "/v1/conversations/c/events?wait=30",
-                                        headers: ["Authorization": "Bearer \(minter.user("mia"))"]))
-            let parkedBy = ContinuousClock.now + .seconds(10)
-            while server.application.store.parkedWaitCount == 0 && ContinuousClock.now < parkedBy {
-                Thread.sleep(forTimeInterval: 0.005)
-            }
             #expect(server.application.store.parkedWaitCount == 1)
 
             // Another member's poll on the same conversation stays parked.
@@ -181,16 +172,8 @@ import Testing
             let client = try server.connect()
             defer { client.close() }
             let owner = minter.user("olga")
-            #expect(try client.call(.post, "/v1/conversations", token: owner, json: #"{"id":"c"}"#).status == 201)
-            #expect(try client.call(.put, "/v1/conversations/c/members/mia", token: owner, json: "{}").status == 201)
-            let poller = try server.connect(timeout: .seconds(20))
+            let poller = try Self.parkedPoll(on: server, client: client, owner: owner, pollingAs: owner)
             defer { poller.close() }
-            try poller.send(HTTPRequest(method: .get, target: "/v1/conversations/c/events?wait=30",
-                                        headers: ["Authorization": "Bearer \(owner)"]))
-            let parkedBy = ContinuousClock.now + .seconds(10)
-            while server.application.store.parkedWaitCount == 0 && ContinuousClock.now < parkedBy {
-                Thread.sleep(forTimeInterval: 0.005)
-            }
             #expect(try client.call(.delete, "/v1/conversations/c/members/mia", token: owner).status == 200)
             // The owner's poll stays parked until a message wakes it.
             #expect(try client.call(.post, "/v1/conversations/c/messages", token: owner, json: #"{"body":"wake"}"#).status == 201)
@@ -198,6 +181,19 @@ import Testing
             #expect(answer.status == 200)
             #expect(try answer.messageIDs() == [1])
         }
+    }
+
+    /// Conversation `c` owned by `owner` with member `mia`, and a 30 s
+    /// long-poll on it by `token`'s user, once the store holds it parked.
+    private static func parkedPoll(on server: RunningServer, client: HTTPClientConnection, owner: String,
+                                   pollingAs token: String) throws -> HTTPClientConnection {
+        #expect(try client.call(.post, "/v1/conversations", token: owner, json: #"{"id":"c"}"#).status == 201)
+        #expect(try client.call(.put, "/v1/conversations/c/members/mia", token: owner, json: "{}").status == 201)
+        let poller = try server.connect(timeout: .seconds(20))
+        try poller.send(HTTPRequest(method: .get, target: "/v1/conversations/c/events?wait=30",
+                                    headers: ["Authorization": "Bearer \(token)"]))
+        _ = eventually(within: .seconds(10)) { server.application.store.parkedWaitCount > 0 }
+        return poller
     }
 }
 
