@@ -5,7 +5,7 @@ import Testing
 private let second: UInt64 = 1_000_000_000
 
 private func machine(at now: UInt64 = 1000 * second) -> ConnectionStateMachine {
-    ConnectionStateMachine(now: now, timeouts: .init(limits: HTTPLimits()), outputHighWater: 1000, inputHighWater: 500)
+    ConnectionStateMachine(now: now, timeouts: .init(limits: HTTPLimits()), outputBudget: 1000, inputHighWater: 500)
 }
 
 private let getRoot = ConnectionStateMachine.RequestLine(method: "GET", target: "/")
@@ -216,10 +216,50 @@ struct ConnectionStateMachineTests {
         state.receive(keepAlive: true)
         #expect(state.answerHandled(now: start) == false)
         state.outputQueued(5000, now: start)
-        #expect(state.outputWritten(100, now: start + 10 * second) == .none)
-        #expect(state.deadline == start + 70 * second)
-        #expect(state.timerFired(now: start + 69 * second) == .none)
-        #expect(state.timerFired(now: start + 70 * second) == .close)
+        #expect(state.deadline == start + 30 * second)
+        #expect(state.timerFired(now: start + 29 * second) == .none)
+        #expect(state.timerFired(now: start + 30 * second) == .abort)
+    }
+
+    @Test func aTrickleOfReadsDoesNotMoveTheWriteDeadline() {
+        var state = machine(at: start)
+        state.receive(keepAlive: true)
+        #expect(state.answerHandled(now: start) == false)
+        state.outputQueued(5000, now: start)
+        for tick in 1...29 {
+            #expect(state.outputWritten(10, now: start + UInt64(tick) * second) == .none)
+            #expect(state.deadline == start + 30 * second, "after \(tick) trickles")
+            #expect(state.timerFired(now: start + UInt64(tick) * second) == .none)
+        }
+        #expect(state.timerFired(now: start + 30 * second) == .abort)
+    }
+
+    @Test func anAnswerWrittenWholeHandsTheClockToTheNextOneFromWhenItWasQueued() {
+        var state = machine(at: start)
+        state.receive(keepAlive: true)
+        #expect(state.answerHandled(now: start) == false)
+        state.outputQueued(600, now: start)
+        state.receive(keepAlive: true, now: start + 20 * second)
+        #expect(state.answerHandled(now: start + 20 * second) == false)
+        state.outputQueued(600, now: start + 20 * second)
+        #expect(!state.canTakeRequest, "1,200 bytes wait, over the budget of 1,000")
+        #expect(state.outputWritten(599, now: start + 25 * second) == .none)
+        #expect(state.deadline == start + 30 * second, "the first answer is one byte short")
+        #expect(state.outputWritten(1, now: start + 26 * second) == .none)
+        #expect(state.deadline == start + 50 * second, "the second answer's clock started when it was queued")
+        #expect(state.canTakeRequest)
+        #expect(state.timerFired(now: start + 49 * second) == .none)
+        #expect(state.outputWritten(600, now: start + 49 * second) == .none)
+        #expect(state.deadline == start + 20 * second + 60 * second, "all written: only the idle timeout is left")
+        #expect(state.timerFired(now: start + 50 * second) == .none)
+    }
+
+    @Test func theWriteTimeoutComesFromTheLimits() {
+        var state = ConnectionStateMachine(now: start, timeouts: .init(limits: HTTPLimits(writeTimeout: .seconds(2))))
+        #expect(state.outputBudget == 256 * 1024)
+        state.outputQueued(10, now: start)
+        #expect(state.deadline == start + 2 * second)
+        #expect(state.timerFired(now: start + 2 * second) == .abort)
     }
 
     @Test func aLateTimerAfterTheDeadlineMovedDoesNothing() {
@@ -290,7 +330,7 @@ struct ConnectionStateMachineTests {
         #expect(state.resumeNeeded(bufferedInput: 10) == true)
         #expect(state.resumeNeeded(bufferedInput: 10) == false)  // already booked
         state.resumeStarted()
-        state.outputQueued(1000, now: start)  // at the output high-water mark: no request may be taken
+        state.outputQueued(1000, now: start)  // at the output budget: no request may be taken
         #expect(state.resumeNeeded(bufferedInput: 10) == false)
     }
 

@@ -76,7 +76,7 @@ struct LoopbackTests {
         }
     }
 
-    /// The same past the output high-water mark: the parser stopped taking
+    /// The same past the output budget: the parser stopped taking
     /// requests when the end of input came, and takes them up again.
     @Test func aPeerThatHalfClosesBehindTheHighWaterMarkGetsEveryAnswer() throws {
         try withLoopbackServer { running in
@@ -93,7 +93,7 @@ struct LoopbackTests {
         }
     }
 
-    /// Answers past the output high-water mark (256 KiB) that the socket
+    /// Answers past the output budget (256 KiB) that the socket
     /// takes at once must not strand the requests still buffered: nothing
     /// more arrives on the socket to wake the connection for them.
     @Test(arguments: [("/n/x", 10_000), ("/big?n=100000", 12)])

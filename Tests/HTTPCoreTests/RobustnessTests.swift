@@ -111,6 +111,21 @@ struct RobustnessTests {
         }
     }
 
+    /// A client that asks for 20 MB and reads none of it is reset at the
+    /// write timeout, its own connection only: another is served meanwhile.
+    @Test func aClientThatStopsReadingIsResetAtTheWriteTimeout() throws {
+        try withLoopbackServer(limits: HTTPLimits(writeTimeout: .milliseconds(500))) { running in
+            let greedy = try running.client()
+            defer { greedy.close() }
+            try greedy.send(get("/big?n=20000000"))
+            let other = try running.client()
+            defer { other.close() }
+            #expect(try other.request(get("/meanwhile")).status == 200)
+            #expect(running.eventually { running.server.openConnectionCount == 1 })
+            #expect(try other.request(get("/after")).status == 200)
+        }
+    }
+
     @Test func aClientVanishingMidResponseDoesNotHurtTheServer() throws {
         try withLoopbackServer { running in
             for _ in 0..<20 {

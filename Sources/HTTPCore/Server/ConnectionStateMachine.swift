@@ -98,6 +98,9 @@ struct ConnectionStateMachine: Sendable {
         case none
         /// Close the socket now, without an answer.
         case close
+        /// An answer waited past the write timeout: reset the connection,
+        /// dropping what is queued, which the client is not reading.
+        case abort
         /// A request took too long to arrive: answer it, then close.
         case fail(Failure)
     }
@@ -113,8 +116,8 @@ struct ConnectionStateMachine: Sendable {
         var head: UInt64
         var body: UInt64
         var idle: UInt64
-        /// How long queued output may go without progress before the
-        /// connection is dropped (a client that never reads).
+        /// How long a queued answer may wait to be written whole before the
+        /// connection is dropped (a client that reads nothing, or a trickle).
         var write: UInt64
         /// How long input is drained after the last answer of a closing connection.
         var linger: UInt64
@@ -123,7 +126,7 @@ struct ConnectionStateMachine: Sendable {
             head = Self.nanoseconds(limits.headTimeout)
             body = Self.nanoseconds(limits.bodyTimeout)
             idle = Self.nanoseconds(limits.idleTimeout)
-            write = Self.nanoseconds(limits.idleTimeout)
+            write = Self.nanoseconds(limits.writeTimeout)
             self.linger = Self.nanoseconds(linger)
         }
 
@@ -146,20 +149,27 @@ struct ConnectionStateMachine: Sendable {
     private(set) var pendingOutputBytes = 0
     /// A turn of the queue is booked to take up buffered pipelined requests.
     private(set) var resumeScheduled = false
-    private var lastWriteProgress: UInt64
+    /// Each piece of output not yet written whole, oldest first: where it
+    /// ends (in bytes queued since the connection opened) and when it was
+    /// queued. The write deadline is the oldest one's instant plus the write
+    /// timeout, so a trickle of reads, which writes part of it, never moves
+    /// the deadline; only writing it whole does.
+    private var unwrittenOutput: [(end: Int, queuedAt: UInt64)] = []
+    private var bytesQueued = 0
+    private var bytesWritten = 0
     let timeouts: Timeouts
-    /// Past this much unwritten output, no further request is taken and
-    /// nothing more is read: a client that does not read cannot grow memory.
-    let outputHighWater: Int
+    /// At this much unwritten output, no further request is taken and
+    /// nothing more is read: a client that does not read cannot grow memory
+    /// past the budget plus the one answer that crossed it.
+    let outputBudget: Int
     /// While a request is handled, reading stops once this much of the next
     /// (pipelined) input is buffered.
     let inputHighWater: Int
 
-    init(now: UInt64, timeouts: Timeouts, outputHighWater: Int = 256 * 1024, inputHighWater: Int = 64 * 1024) {
+    init(now: UInt64, timeouts: Timeouts, outputBudget: Int = HTTPLimits().outputBudget, inputHighWater: Int = 64 * 1024) {
         phaseStart = now
-        lastWriteProgress = now
         self.timeouts = timeouts
-        self.outputHighWater = outputHighWater
+        self.outputBudget = outputBudget
         self.inputHighWater = inputHighWater
     }
 
@@ -214,7 +224,7 @@ struct ConnectionStateMachine: Sendable {
 
     /// Whether another request may be parsed and dispatched now.
     var canTakeRequest: Bool {
-        isReading && pendingOutputBytes < outputHighWater
+        isReading && pendingOutputBytes < outputBudget
     }
 
     /// Whether bytes read are parsed; a lingering connection only drains them.
@@ -228,14 +238,14 @@ struct ConnectionStateMachine: Sendable {
         case .lingering:
             return !inputClosed
         case .handling:
-            return !inputClosed && pendingOutputBytes < outputHighWater && bufferedInput < inputHighWater
+            return !inputClosed && pendingOutputBytes < outputBudget && bufferedInput < inputHighWater
         case .idle, .readingHead, .readingBody:
-            return !inputClosed && pendingOutputBytes < outputHighWater
+            return !inputClosed && pendingOutputBytes < outputBudget
         }
     }
 
     /// Whether to book a later turn that takes up buffered requests: the
-    /// connection stopped at the output high-water mark and the socket then
+    /// connection stopped at the output budget and the socket then
     /// took everything, so no write-ready event will come to resume it.
     mutating func resumeNeeded(bufferedInput: Int) -> Bool {
         guard !resumeScheduled, canTakeRequest, bufferedInput > 0 else { return false }
@@ -287,9 +297,22 @@ struct ConnectionStateMachine: Sendable {
         return failure
     }
 
+    /// `count` bytes of one answer (or a `100 Continue`) were queued.
     mutating func outputQueued(_ count: Int, now: UInt64) {
-        if pendingOutputBytes == 0 { lastWriteProgress = now }
+        guard count > 0 else { return }
         pendingOutputBytes += count
+        bytesQueued += count
+        if let last = unwrittenOutput.last, last.queuedAt == now {
+            unwrittenOutput[unwrittenOutput.count - 1].end = bytesQueued  // same instant, same deadline
+        } else {
+            unwrittenOutput.append((end: bytesQueued, queuedAt: now))
+        }
+    }
+
+    /// When the write timeout closes the connection unless its oldest
+    /// unwritten answer is written whole before; nil while nothing waits.
+    var writeDeadline: UInt64? {
+        unwrittenOutput.first.map { $0.queuedAt + timeouts.write }
     }
 
     /// `count` bytes reached the socket; when a closing connection has written
@@ -297,7 +320,13 @@ struct ConnectionStateMachine: Sendable {
     mutating func outputWritten(_ count: Int, now: UInt64) -> WriteAction {
         precondition(count <= pendingOutputBytes, "\(count) bytes written, \(pendingOutputBytes) queued")
         pendingOutputBytes -= count
-        if count > 0 { lastWriteProgress = now }
+        bytesWritten += count
+        let done = unwrittenOutput.prefix { $0.end <= bytesWritten }.count
+        if done == unwrittenOutput.count {
+            unwrittenOutput.removeAll(keepingCapacity: true)
+        } else if done > 0 {
+            unwrittenOutput.removeFirst(done)
+        }
         guard pendingOutputBytes == 0, phase == .closing else { return .none }
         if inputClosed {
             phase = .closed
@@ -312,7 +341,7 @@ struct ConnectionStateMachine: Sendable {
 
     /// The peer sent end of input (it half-closed or went away).
     /// `bufferedInput`: the parser still holds bytes it has not taken (it
-    /// stopped at the output high-water mark, or they are the start of a
+    /// stopped at the output budget, or they are the start of a
     /// request). Whole requests among them are still answered, so the
     /// connection parses on and `bufferedInputEnded` decides once the parser
     /// runs dry.
@@ -369,8 +398,7 @@ struct ConnectionStateMachine: Sendable {
             result = phaseStart + timeouts.idle
         case .handling, .closing, .closed: result = nil
         }
-        if pendingOutputBytes > 0 && phase != .closed {
-            let writeDeadline = lastWriteProgress + timeouts.write
+        if let writeDeadline, phase != .closed {
             result = min(result ?? writeDeadline, writeDeadline)
         }
         return result
@@ -379,9 +407,9 @@ struct ConnectionStateMachine: Sendable {
     /// The timer fired: what, if anything, has expired.
     mutating func timerFired(now: UInt64) -> TimerAction {
         guard let deadline, now >= deadline else { return .none }
-        if pendingOutputBytes > 0 && now >= lastWriteProgress + timeouts.write {
+        if let writeDeadline, now >= writeDeadline {
             phase = .closed
-            return .close
+            return .abort
         }
         switch phase {
         case .idle where pendingOutputBytes > 0:

@@ -61,7 +61,8 @@ final class HTTPConnection: @unchecked Sendable {
         self.observer = observer
         self.onClosed = onClosed
         parser = RequestParser(limits: limits)
-        machine = ConnectionStateMachine(now: Self.now(), timeouts: .init(limits: limits))
+        machine = ConnectionStateMachine(now: Self.now(), timeouts: .init(limits: limits),
+                                         outputBudget: limits.outputBudget)
     }
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
@@ -163,7 +164,7 @@ final class HTTPConnection: @unchecked Sendable {
         resumeAfterOutputDrained()
     }
 
-    /// The loop above stops at the output high-water mark. When the socket
+    /// The loop above stops at the output budget. When the socket
     /// then took all of that output at once, no write-ready event will come
     /// and the requests already buffered would wait for input that may
     /// never arrive; so they are taken up again, in a later turn of the
@@ -219,6 +220,7 @@ final class HTTPConnection: @unchecked Sendable {
 
     private func enqueue(_ response: HTTPResponse, omitBody: Bool, connection: ResponseSerializer.ConnectionHeader,
                        method: String, target: String, started: UInt64, now: UInt64) {
+        dropWrittenOutput()
         let before = output.count
         ResponseSerializer.append(response, omitBody: omitBody, connection: connection, to: &output)
         let count = output.count - before
@@ -236,6 +238,19 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     // MARK: - Writing
+
+    /// Frees the bytes already written before more are queued behind them.
+    /// Without it a client that reads just enough to keep the output below
+    /// the budget, never all of it, would grow `output` by an answer each
+    /// time while the memory held for it stays written and useless; with it
+    /// `output` holds at most the budget plus one answer. Costs a copy of
+    /// the unwritten bytes (under the budget) only when the socket took part
+    /// of the output and left the rest.
+    private func dropWrittenOutput() {
+        guard outputOffset > 0 else { return }
+        output.removeFirst(outputOffset)
+        outputOffset = 0
+    }
 
     private func flush(now: UInt64) {
         guard !isClosed else { return }
@@ -300,6 +315,7 @@ final class HTTPConnection: @unchecked Sendable {
         case .none:
             break
         case .sendContinue:
+            dropWrittenOutput()
             output.append(contentsOf: ResponseSerializer.continueHead)
             bytesQueued += ResponseSerializer.continueHead.count
             machine.outputQueued(ResponseSerializer.continueHead.count, now: now)
@@ -333,6 +349,7 @@ final class HTTPConnection: @unchecked Sendable {
         switch action {
         case .none: break
         case .close: close()
+        case .abort: close(reset: true)
         case .fail(let failure): answer(failure, now: now)
         }
     }
@@ -416,9 +433,9 @@ final class HTTPConnection: @unchecked Sendable {
 
     // MARK: - Closing
 
-    /// Closes once: leaves the loop, cancels the timer, closes the socket,
-    /// and runs the pending request's `onClose` handlers.
-    private func close() {
+    /// Closes once: leaves the loop, cancels the timer, closes the socket
+    /// (with a reset when `reset`), and runs the pending request's `onClose` handlers.
+    private func close(reset: Bool = false) {
         guard !isClosed else { return }
         isClosed = true
         machine.closed()
@@ -434,12 +451,12 @@ final class HTTPConnection: @unchecked Sendable {
             registeredEvents = 0
             loop.detach(token)
         }
-        finalClose()
+        finalClose(reset: reset)
     }
 
-    private func finalClose() {
+    private func finalClose(reset: Bool) {
         guard socket.isOpen else { return }
-        socket.close()
+        if reset { socket.abort() } else { socket.close() }
         output = []
         exchanges = []
         onClosed(self)
