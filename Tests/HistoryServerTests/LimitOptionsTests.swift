@@ -18,6 +18,7 @@ import Testing
         let configuration = try #require(try parse([]))
         #expect(configuration.maximumResponseBytes == 1_048_576)
         #expect(configuration.maximumParkedPollsPerClient == 100)
+        #expect(configuration.writeTimeout == .seconds(30))
         #expect(configuration.rateLimitReads == nil && configuration.rateLimitWrites == nil && configuration.rateLimitBurst == nil)
         let open = configuration.clientLimits(tokensMode: false)
         #expect(open.reads == nil && open.writes == nil, "open mode: off unless configured")
@@ -29,8 +30,9 @@ import Testing
     @Test func flagsSetEachLimit() throws {
         let configuration = try #require(try parse([
             "--max-response-bytes", "65536", "--rate-limit-reads", "5", "--rate-limit-writes", "0",
-            "--max-parked-polls-per-client", "7",
+            "--max-parked-polls-per-client", "7", "--write-timeout", "5",
         ]))
+        #expect(configuration.writeTimeout == .seconds(5))
         #expect(configuration.maximumResponseBytes == 65536)
         #expect(configuration.maximumParkedPollsPerClient == 7)
         let limits = configuration.clientLimits(tokensMode: true)
@@ -43,7 +45,9 @@ import Testing
         let configuration = try #require(try parse(["--rate-limit-writes", "3"], [
             "HISTORY_RATE_LIMIT_WRITES": "99", "HISTORY_RATE_LIMIT_READS": "4", "HISTORY_RATE_LIMIT_BURST": "6",
             "HISTORY_MAX_RESPONSE_BYTES": "8192", "HISTORY_MAX_PARKED_POLLS_PER_CLIENT": "2",
+            "HISTORY_WRITE_TIMEOUT": "86400",
         ]))
+        #expect(configuration.writeTimeout == .seconds(86400))
         #expect(configuration.maximumResponseBytes == 8192)
         #expect(configuration.maximumParkedPollsPerClient == 2)
         let limits = configuration.clientLimits(tokensMode: false)
@@ -53,9 +57,11 @@ import Testing
 
     @Test func badValuesAreRefused() {
         for arguments in [["--max-response-bytes", "100"], ["--rate-limit-reads", "-1"], ["--rate-limit-burst", "0"],
-                          ["--max-parked-polls-per-client", "0"], ["--rate-limit-writes", "many"]] {
+                          ["--max-parked-polls-per-client", "0"], ["--rate-limit-writes", "many"],
+                          ["--write-timeout", "0"], ["--write-timeout", "2s"], ["--write-timeout", "86401"]] {
             #expect(throws: ConfigurationError.self, "\(arguments)") { try parse(arguments) }
         }
         #expect(throws: ConfigurationError.self) { try parse([], ["HISTORY_MAX_RESPONSE_BYTES": "1k"]) }
+        #expect(throws: ConfigurationError.self) { try parse([], ["HISTORY_WRITE_TIMEOUT": "-1"]) }
     }
 }

@@ -60,7 +60,8 @@ public final class HistoryApplication: Sendable {
                                      limits: configuration.clientLimits(tokensMode: !access.isOpen))
         let httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                         maximumConnections: configuration.maximumConnections,
-                                                        maximumConnectionsPerPeer: configuration.maximumConnectionsPerClient)
+                                                        maximumConnectionsPerPeer: configuration.maximumConnectionsPerClient,
+                                                        limits: HTTPLimits(writeTimeout: configuration.writeTimeout))
         self.configuration = configuration
         self.store = store
         self.metrics = metrics

@@ -1,3 +1,4 @@
+import HTTPCore
 import HistoryStore
 
 /// Everything a `HistoryApplication` is built from, each setting with its default.
@@ -47,6 +48,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// Open connections one peer address may hold; 0: no limit (behind a
     /// proxy that limits connections itself).
     public var maximumConnectionsPerClient: Int
+    /// How long a connection's oldest unread answer may wait before the
+    /// connection is closed; reading part of it does not extend the time.
+    public var writeTimeout: Duration
 
     /// The contract's default of `--max-connections-per-client`.
     public static let defaultMaximumConnectionsPerClient = 256
@@ -77,7 +81,9 @@ public struct ServerConfiguration: Sendable, Hashable {
                 maximumResponseBytes: Int = ClientLimits.defaultMaximumResponseBytes, rateLimitReads: Int? = nil,
                 rateLimitWrites: Int? = nil, rateLimitBurst: Int? = nil,
                 maximumParkedPollsPerClient: Int = ClientLimits.defaultMaximumParkedPollsPerClient,
-                maximumConnectionsPerClient: Int = ServerConfiguration.defaultMaximumConnectionsPerClient) {
+                maximumConnectionsPerClient: Int = ServerConfiguration.defaultMaximumConnectionsPerClient,
+                writeTimeout: Duration = HTTPLimits().writeTimeout) {
+        self.writeTimeout = writeTimeout
         self.maximumConnectionsPerClient = maximumConnectionsPerClient
         self.maximumResponseBytes = maximumResponseBytes
         self.rateLimitReads = rateLimitReads

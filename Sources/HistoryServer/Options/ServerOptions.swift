@@ -151,6 +151,14 @@ struct ServerOptions: ParsableCommand {
             transform: SettingValue.count)
     var maxConnectionsPerClient: Int?
 
+    @Option(name: .customLong("write-timeout"),
+            help: .setting("A connection whose oldest unread answer is not read whole this long after it was ready "
+                           + "is closed; reading a trickle of it does not extend the time.",
+                           variable: "HISTORY_WRITE_TIMEOUT",
+                           default: "\(ServerOptions.defaults.writeTimeout.components.seconds)", valueName: "seconds"),
+            transform: SettingValue.seconds)
+    var writeTimeout: Duration?
+
     /// The configuration these flags ask for, with `environment` filling in
     /// the flags not given and `ServerConfiguration`'s defaults the rest.
     /// - Throws: `ConfigurationError` naming the variable and what it takes.
@@ -199,6 +207,8 @@ struct ServerOptions: ParsableCommand {
                                                                               "HISTORY_MAX_CONNECTIONS_PER_CLIENT",
                                                                               SettingValue.count)
             ?? configuration.maximumConnectionsPerClient
+        configuration.writeTimeout = try environment.override(writeTimeout, "HISTORY_WRITE_TIMEOUT", SettingValue.seconds)
+            ?? configuration.writeTimeout
         return configuration
     }
 }

@@ -29,6 +29,15 @@ enum SettingValue {
         return count
     }
 
+    /// Whole seconds from 1 to a day: a timeout of 0 would close every
+    /// connection with output, and past a day it protects nothing.
+    static func seconds(_ text: String) throws(InvalidSetting) -> Duration {
+        guard let seconds = decimal(text), (1...86_400).contains(seconds) else {
+            throw InvalidSetting("must be a whole number of seconds from 1 to 86400")
+        }
+        return .seconds(seconds)
+    }
+
     /// A response budget: at least 4 KiB, room for a page's frame and more
     /// than one small message, so no setting makes every page one message.
     static func responseBytes(_ text: String) throws(InvalidSetting) -> Int {
