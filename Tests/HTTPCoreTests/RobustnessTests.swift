@@ -126,6 +126,30 @@ struct RobustnessTests {
         }
     }
 
+    /// A client that reads a 20 MB answer at about 2.5 MB/s keeps the
+    /// server writing (the kernel's buffers empty and refill many times a
+    /// second), yet cannot read it whole within the write timeout of one
+    /// second: it is reset then, however steadily it read. Progress on an
+    /// answer does not extend its time.
+    @Test func steadyPartialReadsDoNotExtendTheWriteTimeout() throws {
+        try withLoopbackServer(limits: HTTPLimits(writeTimeout: .seconds(1))) { running in
+            let reader = try TrickleClient(port: running.port, receiveBufferBytes: nil)
+            defer { reader.close() }
+            try reader.send(Array("GET /big?n=20000000 HTTP/1.1\r\n\r\n".utf8))
+            let started = ContinuousClock.now
+            var ended = false
+            while !ended && ContinuousClock.now - started < .seconds(15) {
+                Thread.sleep(forTimeInterval: 0.1)
+                ended = try reader.hasEnded()
+                if !ended { reader.read(upTo: 256 * 1024) }
+            }
+            let elapsed = ContinuousClock.now - started
+            #expect(ended, "still open after \(elapsed), \(reader.bytesRead) bytes read")
+            #expect(elapsed >= .milliseconds(900), "reset after \(elapsed), before the write timeout")
+            #expect(reader.bytesRead < 20_000_000, "read \(reader.bytesRead) bytes")
+        }
+    }
+
     @Test func aClientVanishingMidResponseDoesNotHurtTheServer() throws {
         try withLoopbackServer { running in
             for _ in 0..<20 {
