@@ -14,10 +14,11 @@ extension StoreReads {
             members.role, members.last_read_id, members.activity
             """
         /// A user's memberships joined to their conversations, through
-        /// `members_by_user`; read whole only when they are few (or as the
-        /// walks' fallback).
+        /// `members_by_user` (named: `members_by_user_activity` serves
+        /// `user_id = ?` as well, in an order that helps nothing); read whole
+        /// only when they are few (or as the walks' fallback).
         static let memberships = """
-            SELECT \(membershipColumns) FROM members
+            SELECT \(membershipColumns) FROM members INDEXED BY members_by_user
             JOIN conversations ON conversations.seq = members.conversation_seq
             WHERE members.user_id = ? LIMIT ?
             """
@@ -26,8 +27,8 @@ extension StoreReads {
             JOIN members ON members.conversation_seq = conversations.seq AND members.user_id = ?
             WHERE conversations.seq = ?
             """
-        /// The primary-key probe of the walks.
-        static let isMember = "SELECT 1 FROM members NOT INDEXED WHERE conversation_seq = ? AND user_id = ?"
+        /// The probe of the walks: one seek, answered from `members_by_user` alone.
+        static let isMember = "SELECT 1 FROM members WHERE conversation_seq = ? AND user_id = ?"
         /// The walk down the inbox order over every conversation with messages.
         static let newestBelow = """
             SELECT seq, newest_id FROM conversations WHERE newest_id < ? ORDER BY newest_id DESC LIMIT ?
