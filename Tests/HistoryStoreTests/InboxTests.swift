@@ -322,6 +322,7 @@ struct InboxTests {
                 (StoreReads.InboxSQL.memberRowsChangedAfter, "members USING COVERING INDEX members_by_user_activity (user_id=? AND activity>?)"),
                 (StoreReads.InboxSQL.removedAfter, "removed_members USING COVERING INDEX removed_members_by_user_activity (user_id=? AND activity>?)"),
                 (StoreReads.InboxSQL.membershipSeqs, "members USING COVERING INDEX members_by_user (user_id=?)"),
+                (StoreReads.InboxSQL.membershipCount, "members USING COVERING INDEX members_by_user (user_id=?)"),
                 (UnreadScan.sql, "messages USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
             ]
             for (sql, uses) in expectations {

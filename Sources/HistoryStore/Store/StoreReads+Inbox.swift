@@ -60,6 +60,12 @@ extension StoreReads {
             JOIN conversations ON conversations.seq = removed_members.conversation_seq
             WHERE removed_members.user_id = ? AND removed_members.activity > ?
             """
+        /// How many memberships the user has, counting no further than asked:
+        /// `members_by_user` only, so a large inbox does not pay for joining
+        /// rows it will not use.
+        static let membershipCount = """
+            SELECT count(*) FROM (SELECT 1 FROM members INDEXED BY members_by_user WHERE user_id = ? LIMIT ?)
+            """
         /// The user's conversation seqs, for parking a wait: `members_by_user` only.
         static let membershipSeqs = "SELECT conversation_seq FROM members WHERE user_id = ? LIMIT ?"
     }
@@ -108,13 +114,18 @@ extension StoreReads {
     /// `limit` rows after `cursor` in inbox order (from the top when nil).
     func inbox(of user: UserID, limit: Int, after cursor: InboxCursor?) throws(StoreError) -> InboxPage {
         let activity = try currentActivity()
-        var found = try memberships(of: user, limit: Self.smallInbox + 1)
-        if found.count > Self.smallInbox {
-            if let walked = try walkInboxOrder(of: user, after: cursor, wanted: limit + 1) {
-                found = walked
-            } else {
-                found = try allMemberships(of: user)
-            }
+        let count = try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: InboxSQL.membershipCount).firstRow(user.rawValue, Self.smallInbox + 1) {
+                Int($0.int64(0))
+            } ?? 0
+        }
+        let found: [InboxMembership]
+        if count <= Self.smallInbox {
+            found = try memberships(of: user, limit: Self.smallInbox)
+        } else if let walked = try walkInboxOrder(of: user, after: cursor, wanted: limit + 1) {
+            found = walked
+        } else {
+            found = try allMemberships(of: user)
         }
         var candidates = found
         if let cursor { candidates.removeAll { !cursor.precedes($0.place) } }
