@@ -94,7 +94,7 @@ struct InboxModelTests {
             for user in Self.users { since[user] = 0 }
 
             func create(_ name: String, owner: String?) async throws {
-                try await store.createConversation(id: cid(name), title: nil, owner: owner.map(uid))
+                _ = try await store.createConversation(id: cid(name), title: nil, owner: owner.map(uid))
                 var conversation = ModelConversation()
                 if let owner {
                     conversation.members[owner] = ModelMember(role: .owner)

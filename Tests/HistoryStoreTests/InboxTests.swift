@@ -9,6 +9,12 @@ func uid(_ text: String) -> UserID {
 }
 
 extension SQLiteHistoryStore {
+    /// Creates a conversation named `id` with `owner` as its first member.
+    @discardableResult
+    func make(_ id: String, owner: String) async throws -> Conversation {
+        try await createConversation(id: cid(id), title: nil, owner: uid(owner))
+    }
+
     /// Every row of the user's inbox, read in keyset pages of `limit`;
     /// records an issue when a conversation comes twice.
     func wholeInbox(of user: String, limit: Int) throws -> [InboxRow] {
@@ -52,7 +58,7 @@ struct InboxTests {
 
     @Test func markersMoveForwardOnlyAndClampToTheNewestMessage() async throws {
         try await withTemporaryStore { store in
-            try await store.createConversation(id: cid("room"), title: nil, owner: uid("ana"))
+            try await store.make("room", owner: "ana")
             // No messages: nothing to read, the marker stays nil.
             #expect(try await store.markRead(uid("ana"), in: cid("room"), upTo: 5)
                 == ReadState(lastReadID: nil, firstUnreadID: nil, unreadCount: 0, unreadCapped: false))
@@ -73,7 +79,7 @@ struct InboxTests {
 
     @Test func markReadFailsClearly() async throws {
         try await withTemporaryStore { store in
-            try await store.createConversation(id: cid("room"), title: nil, owner: uid("ana"))
+            try await store.make("room", owner: "ana")
             await #expect(throws: StoreError.memberNotFound(cid("room"), uid("bob"))) {
                 try await store.markRead(uid("bob"), in: cid("room"), upTo: 1)
             }
@@ -94,8 +100,8 @@ struct InboxTests {
 
     @Test func unreadCountsSkipTombstonesAndOwnMessagesAndCapAt999() async throws {
         try await withTemporaryStore { store in
-            try await store.createConversation(id: cid("exact"), title: nil, owner: uid("ana"))
-            try await store.createConversation(id: cid("capped"), title: nil, owner: uid("ana"))
+            try await store.make("exact", owner: "ana")
+            try await store.make("capped", owner: "ana")
             let exact = try store.seed(999, to: "exact")
             let capped = try store.seed(1000, to: "capped")
             var rows = Dictionary(uniqueKeysWithValues: try store.wholeInbox(of: "ana", limit: 50).map { ($0.conversation.id, $0.read) })
@@ -119,7 +125,7 @@ struct InboxTests {
     @Test func pagesFollowTheNewestMessageThenEmptyConversationsById() async throws {
         try await withTemporaryStore { store in
             for name in ["e2", "a", "b", "e1", "c"] {
-                try await store.createConversation(id: cid(name), title: nil, owner: uid("ana"))
+                try await store.make(name, owner: "ana")
             }
             try await store.make("not-hers")
             try await store.post(1, to: "b")
@@ -143,7 +149,7 @@ struct InboxTests {
     @Test func aConversationMovingToTheTopIsNotRepeated() async throws {
         try await withTemporaryStore { store in
             for name in ["a", "b", "c", "d"] {
-                try await store.createConversation(id: cid(name), title: nil, owner: uid("ana"))
+                try await store.make(name, owner: "ana")
                 try await store.post(1, to: name)
             }
             let first = try store.inbox(of: uid("ana"), InboxQuery(limit: 2))
@@ -193,7 +199,7 @@ struct InboxTests {
             var expected: [String] = []
             for index in 0..<300 {
                 let name = String(format: "big%03d", index)
-                try await store.createConversation(id: cid(name), title: nil, owner: uid("ana"))
+                try await store.make(name, owner: "ana")
                 if index % 3 == 0 { try await store.post(1, to: name) }
             }
             expected = (0..<300).filter { $0 % 3 == 0 }.reversed().map { String(format: "big%03d", $0) }
@@ -225,9 +231,9 @@ struct InboxTests {
 
     @Test func theFeedIsCompactedAndSaysRemoved() async throws {
         try await withTemporaryStore { store in
-            try await store.createConversation(id: cid("one"), title: nil, owner: uid("ana"))
-            try await store.createConversation(id: cid("two"), title: nil, owner: uid("ana"))
-            try await store.createConversation(id: cid("left"), title: nil, owner: uid("ana"))
+            try await store.make("one", owner: "ana")
+            try await store.make("two", owner: "ana")
+            try await store.make("left", owner: "ana")
             try await store.make("other")
             let start = try store.inbox(of: uid("ana"), InboxQuery()).activity
             #expect(try store.wholeFeed(of: "ana", since: start, limit: 10).events.isEmpty)
@@ -268,7 +274,7 @@ struct InboxTests {
     /// instead of walking every change since: the same answer.
     @Test func aFeedFarBehindReadsTheSame() async throws {
         try await withTemporaryStore { store in
-            try await store.createConversation(id: cid("mine"), title: nil, owner: uid("ana"))
+            try await store.make("mine", owner: "ana")
             try await store.make("busy")
             let start = try store.inbox(of: uid("ana"), InboxQuery()).activity
             try await store.post(1, to: "mine")
@@ -286,9 +292,9 @@ struct InboxTests {
     /// exactly as many rows as one to a conversation with 2.
     @Test func aPostWritesTheSameRowsWhateverTheMemberCount() async throws {
         try await withTemporaryStore { store in
-            try await store.createConversation(id: cid("pair"), title: nil, owner: uid("ana"))
+            try await store.make("pair", owner: "ana")
             try await store.putMember(uid("bob"), in: cid("pair"))
-            try await store.createConversation(id: cid("crowd"), title: nil, owner: uid("ana"))
+            try await store.make("crowd", owner: "ana")
             for index in 0..<999 { try await store.putMember(uid("user\(index)"), in: cid("crowd")) }
             func rowsWritten(by body: () async throws -> Void) async throws -> Int64 {
                 let before = store.withWriterConnection { $0.totalChanges }
@@ -304,7 +310,7 @@ struct InboxTests {
 
     @Test func theInboxQueriesUseTheirIndexes() async throws {
         try await withTemporaryStore { store in
-            try await store.createConversation(id: cid("room"), title: nil, owner: uid("ana"))
+            try await store.make("room", owner: "ana")
             let connection = try Connection(path: store.configuration.path)
             defer { connection.close() }
             func plan(_ sql: String) throws -> [String] {

@@ -38,8 +38,8 @@ struct InboxWaitTests {
 
     @Test func aPostInOneOfTheUsersConversationsWakesItAndOneElsewhereDoesNot() async throws {
         try await withTemporaryStore { store in
-            try await store.createConversation(id: cid("mine"), title: nil, owner: uid("ana"))
-            try await store.createConversation(id: cid("theirs"), title: nil, owner: uid("bob"))
+            try await store.make("mine", owner: "ana")
+            try await store.make("theirs", owner: "bob")
             let wait = ParkedWait(store, user: "ana", after: try activity(store))
             #expect(store.parkedWaitCount == 1)
             try await store.post(3, to: "theirs", sender: "bob")
@@ -54,7 +54,7 @@ struct InboxWaitTests {
 
     @Test func membershipsAndTheUsersOwnMarkerWakeIt() async throws {
         try await withTemporaryStore { store in
-            try await store.createConversation(id: cid("room"), title: nil, owner: uid("ana"))
+            try await store.make("room", owner: "ana")
             try await store.putMember(uid("bob"), in: cid("room"))
             try await store.post(2, to: "room", sender: "cy")
 
@@ -95,7 +95,7 @@ struct InboxWaitTests {
 
     @Test func aFeedAlreadyPastAnswersAtOnceButOtherUsersChangesDoNot() async throws {
         try await withTemporaryStore { store in
-            try await store.createConversation(id: cid("mine"), title: nil, owner: uid("ana"))
+            try await store.make("mine", owner: "ana")
             try await store.make("other")
             let start = try activity(store)
             try await store.post(2, to: "other")
@@ -115,7 +115,7 @@ struct InboxWaitTests {
     @Test func bothKindsOfWaitsAreCountedCancelledAndClosed() async throws {
         try await withTemporaryDirectory { directory in
             let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: directory.databasePath, durability: .normal))
-            try await store.createConversation(id: cid("room"), title: nil, owner: uid("ana"))
+            try await store.make("room", owner: "ana")
             let inbox = ParkedWait(store, user: "ana", after: try activity(store))
             let conversationOutcome = Locked<WaitOutcome?>(nil)
             let conversationToken = store.waitForChange(in: cid("room"), after: 0, timeout: .seconds(60)) { result in
