@@ -136,4 +136,32 @@ struct InboxWaitTests {
             #expect(store.parkedWaitCount == 0)
         }
     }
+
+    /// A user with more conversations than a wait registers under is woken
+    /// by every commit (a spurious wake costs one feed read); one with fewer
+    /// only by its own conversations and by changes to itself.
+    @Test func aUserWithTooManyConversationsWatchesEveryCommit() async {
+        let waiters = InboxWaiters()
+        let outcomes = Locked<[String: WaitOutcome]>([:])
+        func park(_ user: String, conversations: Int) {
+            _ = waiters.wait(user: uid(user), after: 10, timeout: .seconds(60),
+                             memberships: { (0..<Int64(conversations)).map { $0 + 1 } }, hasChanges: { false }) { outcome in
+                outcomes.withLock { $0[user] = outcome }
+            }
+        }
+        park("many", conversations: InboxWaiters.membershipCap + 1)
+        park("few", conversations: 3)
+        park("self", conversations: 3)
+        #expect(waiters.parkedCount == 3)
+        waiters.publish(activity: 11, conversations: [1_000_000], users: [])
+        #expect(waiters.parkedCount == 2, "only the one watching everything was woken")
+        waiters.publish(activity: 10, conversations: [2], users: [])
+        #expect(waiters.parkedCount == 2, "a commit at or before the wait's activity wakes nothing")
+        waiters.publish(activity: 12, conversations: [], users: ["self"])
+        #expect(waiters.parkedCount == 1)
+        waiters.publish(activity: 13, conversations: [2], users: [])
+        #expect(waiters.parkedCount == 0)
+        #expect(await eventually { outcomes.value == ["many": .changed, "few": .changed, "self": .changed] })
+        waiters.close()
+    }
 }
