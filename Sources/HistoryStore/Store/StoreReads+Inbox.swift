@@ -149,7 +149,14 @@ extension StoreReads {
         let budget = max(64 * wanted, 4096)
         var examined = 0
         var seqs: [Int64] = []
-        let chunk = 256
+        // Rows read per statement: twice what is still missing (a user
+        // whose conversations are the recent ones is served by the first
+        // read), doubling while the user's rows are sparse.
+        var chunk = 0
+        func nextChunk() -> Int {
+            chunk = min(max(2 * (wanted - seqs.count), 2 * chunk, 16), 1024)
+            return min(chunk, budget - examined)
+        }
         // The conversations with messages, newest first.
         let walksMessages: Bool
         var below = Int64.max
@@ -164,7 +171,7 @@ extension StoreReads {
                 guard examined < budget else { return nil }
                 let rows = try sqlite { () throws(SQLiteError) in
                     try connection.cachedStatement(sql: InboxSQL.newestBelow)
-                        .rows(below, min(chunk, budget - examined)) { (seq: $0.int64(0), newest: $0.int64(1)) }
+                        .rows(below, nextChunk()) { (seq: $0.int64(0), newest: $0.int64(1)) }
                 }
                 if rows.isEmpty { break }
                 for row in rows where seqs.count < wanted {
@@ -179,7 +186,7 @@ extension StoreReads {
             guard examined < budget else { return nil }
             let rows = try sqlite { () throws(SQLiteError) in
                 try connection.cachedStatement(sql: InboxSQL.emptyAfter)
-                    .rows(after, min(chunk, budget - examined)) { (seq: $0.int64(0), id: $0.string(1)) }
+                    .rows(after, nextChunk()) { (seq: $0.int64(0), id: $0.string(1)) }
             }
             if rows.isEmpty { break }
             for row in rows where seqs.count < wanted {
