@@ -157,37 +157,75 @@ public final class PostgresTestCluster: Sendable {
 
     /// Runs one of the PostgreSQL binaries to its end; throws with its
     /// output when it fails.
+    ///
+    /// Spawned directly rather than with Foundation's `Process`: `pg_ctl
+    /// start` leaves a server running, and that server would inherit the
+    /// descriptor `Process` watches to learn that its child ended, so the
+    /// wait would never end. Here the child gets stdin, its output file, and
+    /// no other descriptor of this process.
     private func run(_ tool: String, _ arguments: [String], asServerUser: Bool = true) throws {
         let executable = binDirectory.appendingPathComponent(tool).path
-        let process = Process()
+        var argv = [executable] + arguments
         if asServerUser, let serverUser {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", serverUser, "--", executable] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
+            argv = ["/usr/sbin/runuser", "-u", serverUser, "--"] + argv
         }
+        // In the cluster's folder, which the server's user can always read.
+        argv = ["/bin/sh", "-c", "cd -- \"$1\" && shift && exec \"$@\"", "sh", directory.path] + argv
         // PG* variables of the caller's shell would redirect the tools.
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PG") }
-        process.currentDirectoryURL = directory
-        // Output goes to a file, not a pipe: `pg_ctl start` leaves a server
-        // running, and a pipe it inherited would never reach end-of-file.
-        let outputURL = directory.appendingPathComponent("\(tool).out")
-        guard FileManager.default.createFile(atPath: outputURL.path, contents: nil) else {
-            throw Failure(description: "cannot create \(outputURL.path)")
+        let environment = ProcessInfo.processInfo.environment
+            .filter { !$0.key.hasPrefix("PG") }
+            .map { "\($0.key)=\($0.value)" }
+        let outputPath = directory.appendingPathComponent("\(tool).out").path
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let closeFrom = Self.closeFrom {
+            _ = closeFrom(&actions, 3)
         }
-        let output = try FileHandle(forWritingTo: outputURL)
-        defer { try? output.close() }
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
-            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) exited with "
-                + "\(process.terminationStatus): \(text)")
+
+        var pid = pid_t()
+        let spawned = Self.withCStrings(argv) { argv in
+            Self.withCStrings(environment) { environment in
+                posix_spawn(&pid, argv[0]!, &actions, nil, argv, environment)
+            }
         }
+        guard spawned == 0 else {
+            throw Failure(description: "cannot run \(argv[0]): \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { throw Failure(description: "waitpid \(tool): errno \(errno)") }
+        }
+        // WIFEXITED and WEXITSTATUS, which are macros Swift cannot import.
+        let exitedNormally = status & 0x7F == 0
+        let exitCode = (status >> 8) & 0xFF
+        guard exitedNormally, exitCode == 0 else {
+            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            let how = exitedNormally ? "exited with \(exitCode)" : "was killed by signal \(status & 0x7F)"
+            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) \(how): \(text)")
+        }
+    }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later),
+    /// looked up at run time because its header hides it behind
+    /// `_GNU_SOURCE`. Without it the child may inherit descriptors other
+    /// threads opened without close-on-exec.
+    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+            return nil
+        }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
+    /// Calls `body` with a NULL-terminated array of C strings.
+    private static func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
+        let duplicates = strings.map { strdup($0) } + [nil]
+        defer { duplicates.forEach { free($0) } }
+        return body(duplicates)
     }
 
     private static func findBinDirectory() throws -> URL {
