@@ -130,6 +130,35 @@ extension PostgresTests {
             }
         }
 
+        @Test func aNotificationReachesTheListenerWhenItsSocketIsReadable() async throws {
+            try await withTestDatabase { uri in
+                let listener = try PGConnection(uri: uri)
+                let sender = try PGConnection(uri: uri)
+                try listener.execute(sql: "LISTEN new_messages")
+                #expect(listener.nextNotification() == nil)
+                try sender.query("SELECT pg_notify($1, $2)", [.text("new_messages"), .text("c1:42")])
+                // Up to 30 s for the bytes to arrive: a bound, not a measurement.
+                var descriptor = pollfd(fd: listener.socketDescriptor, events: Int16(POLLIN), revents: 0)
+                #expect(poll(&descriptor, 1, 30_000) == 1)
+                try listener.consumeInput()
+                #expect(listener.nextNotification()
+                    == PGNotification(channel: "new_messages", payload: "c1:42", senderPID: sender.backendPID))
+                #expect(listener.nextNotification() == nil)
+
+                let killer = try PGConnection(uri: uri)
+                #expect(try killer.query("SELECT pg_terminate_backend($1::integer, 10000)", [.int32(listener.backendPID)]).bool(0, 0))
+                // The server's goodbye and the end of the stream may come in
+                // separate reads: read until the connection reports it broke.
+                var lost: PostgresError?
+                for _ in 0..<5 where lost == nil {
+                    guard poll(&descriptor, 1, 30_000) == 1 else { break }
+                    do throws(PostgresError) { try listener.consumeInput() } catch { lost = error }
+                }
+                #expect(lost?.kind == .connectionLost)
+                #expect(listener.isBroken)
+            }
+        }
+
         @Test func nothingListeningIsAConnectionFailure() async throws {
             let cluster = try #require(PostgresTestCluster.current)
             let error = try #require(throws: PostgresError.self) {

@@ -86,6 +86,9 @@ public final class PGConnection {
 
     public var isOpen: Bool { handle != nil }
 
+    /// The `PGconn*`, for the extensions of this type (nil once closed).
+    var rawHandle: OpaquePointer? { handle }
+
     /// The connection can no longer be used: closed, or lost (a pool drops
     /// such a connection instead of handing it out again).
     public var isBroken: Bool {
