@@ -80,6 +80,27 @@ extension PostgresTests {
             }
         }
 
+        @Test func aLostRaceAtRepeatableReadIsATransientSerializationFailure() async throws {
+            try await withTestDatabase { uri in
+                let first = try PGConnection(uri: uri)
+                let second = try PGConnection(uri: uri)
+                try first.execute(sql: "CREATE TABLE counters (id integer PRIMARY KEY, value bigint NOT NULL); INSERT INTO counters VALUES (1, 0)")
+                let error = try #require(throws: PostgresError.self) {
+                    try first.transaction(isolation: .repeatableRead) { () throws(PostgresError) in
+                        // The snapshot is taken here, before the other write commits.
+                        _ = try first.query("SELECT value FROM counters WHERE id = 1")
+                        try second.execute(sql: "UPDATE counters SET value = value + 1 WHERE id = 1")
+                        try first.execute(sql: "UPDATE counters SET value = value + 10 WHERE id = 1")
+                    }
+                }
+                #expect(error.kind == .serializationFailure)
+                #expect(error.sqlState == "40001")
+                #expect(error.isTransient)
+                #expect(first.transactionStatus == .idle)
+                #expect(try first.query("SELECT value FROM counters").int64(0, 0) == 1)
+            }
+        }
+
         @Test func sqlStatesMapToKinds() {
             #expect(PostgresError.kind(forSQLState: "23505") == .uniqueViolation)
             #expect(PostgresError.kind(forSQLState: "40001") == .serializationFailure)

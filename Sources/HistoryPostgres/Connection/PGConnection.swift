@@ -30,6 +30,19 @@ public final class PGConnection {
         case binary = 1
     }
 
+    /// How much a transaction sees of the others running beside it.
+    public enum IsolationLevel: String, Sendable {
+        /// Each statement sees what was committed when it started; a write
+        /// that waited for a row lock then works on the row as committed.
+        /// The store's writers use it (see migrations/postgres/0001_init.sql).
+        case readCommitted = "READ COMMITTED"
+        /// One snapshot for the whole transaction (a consistent page and its
+        /// counters); a write that meets a newer row version fails with
+        /// `.serializationFailure`.
+        case repeatableRead = "REPEATABLE READ"
+        case serializable = "SERIALIZABLE"
+    }
+
     /// What the server says about the session's transaction.
     public enum TransactionStatus: Sendable {
         case idle, active, inTransaction, failedTransaction, unknown
@@ -182,9 +195,9 @@ public final class PGConnection {
     /// unknown (the server may have committed before the connection
     /// dropped): callers decide from data they can check (a `client_id`).
     @discardableResult
-    public func transaction<T>(isolation: String = "READ COMMITTED",
+    public func transaction<T>(isolation: IsolationLevel = .readCommitted,
                                _ body: () throws(PostgresError) -> T) throws(PostgresError) -> T {
-        try execute(sql: "BEGIN ISOLATION LEVEL \(isolation)")
+        try execute(sql: "BEGIN ISOLATION LEVEL \(isolation.rawValue)")
         let value: T
         do {
             value = try body()
