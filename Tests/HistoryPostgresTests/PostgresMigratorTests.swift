@@ -35,7 +35,8 @@ extension PostgresTests {
                 #expect(try strings(connection, "SELECT version || ':' || name || ':' || checksum FROM schema_migrations ORDER BY version")
                     == migrations.map { "\($0.version):\($0.name):\($0.checksum)" })
                 #expect(try strings(connection, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")
-                    == ["conversations", "members", "messages", "schema_migrations"])
+                    == ["activity_counter", "conversations", "members", "messages", "removed_members", "schema_migrations"])
+                #expect(try strings(connection, "SELECT value FROM activity_counter") == ["0"])
                 // The lock is released: another session can take it at once.
                 #expect(try PGConnection(uri: uri).query("SELECT pg_try_advisory_lock($1)", [.int64(PostgresMigrator.lockKey)]).bool(0, 0))
             }
@@ -76,6 +77,24 @@ extension PostgresTests {
                     try connection.query("INSERT INTO members VALUES ($1, $2, 'member', 0)", [.int64(seq), .text(user)])
                 }
                 #expect(try strings(connection, "SELECT user_id FROM members ORDER BY user_id") == ["B", "_", "a", "b"])
+            }
+        }
+
+        @Test func theInboxMigrationNumbersExistingConversationsBelowTheCounter() async throws {
+            try await withTestDatabase { uri in
+                let connection = try PGConnection(uri: uri)
+                let migrations = try PostgresMigration.bundled()
+                let inbox = try #require(migrations.firstIndex { $0.name == "inbox" })
+                try PostgresMigrator(migrations: Array(migrations[..<inbox])).migrate(connection)
+                try connection.execute(sql: "INSERT INTO conversations (id, created_at) VALUES ('a', 0), ('b', 0)")
+                #expect(try PostgresMigrator(migrations: migrations).migrate(connection).first == inbox + 1)
+                #expect(try strings(connection, "SELECT id || '=' || activity FROM conversations ORDER BY id") == ["a=1", "b=2"])
+                #expect(try strings(connection, "SELECT value FROM activity_counter") == ["2"])
+                // The counter is one row.
+                let second = try #require(throws: PostgresError.self) {
+                    try connection.execute(sql: "INSERT INTO activity_counter VALUES (2, 0)")
+                }
+                #expect(second.kind == .checkViolation)
             }
         }
 
