@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "history-load", targets: ["HistoryLoad"]),
         .executable(name: "history-store-bench", targets: ["HistoryStoreBench"]),
         .library(name: "HistoryStore", targets: ["HistoryStore"]),
+        .library(name: "HistoryPostgres", targets: ["HistoryPostgres"]),
         .library(name: "HistoryClient", targets: ["HistoryClient"]),
     ],
     dependencies: [
@@ -43,6 +44,21 @@ let package = Package(
         .target(
             name: "HistoryStore",
             dependencies: ["CSQLite"],
+            swiftSettings: strictSettings,
+            plugins: ["EmbedMigrations"]
+        ),
+        // libpq, PostgreSQL's own client library (Debian: libpq-dev, whose
+        // header sits in /usr/include/postgresql: pkg-config finds it).
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        // PostgreSQL: connections, a pool and the migrator, on libpq; its
+        // schema is embedded from migrations/postgres/.
+        .target(
+            name: "HistoryPostgres",
+            dependencies: ["CLibPQ"],
             swiftSettings: strictSettings,
             plugins: ["EmbedMigrations"]
         ),
@@ -118,6 +134,11 @@ let package = Package(
         .testTarget(
             name: "HistoryStoreTests",
             dependencies: ["HistoryStore", "HistoryStoreBench", "HistoryTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "HistoryPostgresTests",
+            dependencies: ["HistoryPostgres", "HistoryTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
