@@ -114,13 +114,15 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
         case .replyTo: self = .invalidReplyTo
         case .title: self = .invalidTitle
         case .conversationID: self = .invalidConversationID
-        case .before, .after, .around: self = .invalidCursor
+        case .before, .after, .around, .cursor: self = .invalidCursor
         case .limit: self = .invalidLimit
         case .window: self = .invalidWindow
         case .since: self = .invalidVersion
         case .minID, .maxID: self = .invalidIDRange
         case .wait: self = .invalidWait
         case .role: self = .invalidRole
+        // A marker names a message: the code of every message id a client sends.
+        case .lastReadID: self = .invalidMessageID
         }
     }
 }
