@@ -121,6 +121,7 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
         case .minID, .maxID: self = .invalidIDRange
         case .wait: self = .invalidWait
         case .role: self = .invalidRole
+        // A marker names a message: the code of every message id a client sends.
         case .lastReadID: self = .invalidMessageID
         }
     }
