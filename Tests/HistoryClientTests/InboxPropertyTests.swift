@@ -15,12 +15,20 @@ struct InboxPropertyTests {
     /// each followed by every check. A failure names its seed and step.
     @Test(arguments: 0..<10)
     func randomSequencesKeepTheInboxTheTopOfTheList(group: Int) throws {
+        var reached = InboxHarness.Statistics()
         for sequence in 0..<60 {
-            try replay(seed: group * 60 + sequence, steps: 150)
+            let statistics = try replay(seed: group * 60 + sequence, steps: 150)
+            reached.refreshes += statistics.refreshes
+            reached.trimmedRows += statistics.trimmedRows
+            reached.pagesFromTheTopAgain += statistics.pagesFromTheTopAgain
+            reached.ignoredPages += statistics.ignoredPages
         }
+        // The sequences reach the rare paths, or they prove little.
+        #expect(reached.refreshes > 0 && reached.trimmedRows > 0, "\(reached)")
+        #expect(reached.pagesFromTheTopAgain > 0 && reached.ignoredPages > 0, "\(reached)")
     }
 
-    private func replay(seed: Int, steps: Int) throws {
+    private func replay(seed: Int, steps: Int) throws -> InboxHarness.Statistics {
         var random = SplitMix64(seed: UInt64(seed + 1) &* 0x9E37_79B9_7F4A_7C15)
         let pageSize = Int.random(in: 1...5, using: &random)
         let capacity = pageSize * Int.random(in: 1...4, using: &random) + Int.random(in: 0...3, using: &random)
@@ -128,6 +136,7 @@ struct InboxPropertyTests {
                 }
             }
         }
+        return harness.statistics
     }
 
     /// True after every step, even with a page in flight and the feed behind.

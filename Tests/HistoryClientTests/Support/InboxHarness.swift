@@ -13,6 +13,20 @@ struct InboxHarness {
     private(set) var listIDs: [String] = []
     /// Set when replaying the changes did not give the rows.
     private(set) var changeMismatch: String?
+    /// How often the rare paths ran, so a property test can show it reached them.
+    private(set) var statistics = Statistics()
+
+    struct Statistics {
+        /// Pages read before the feed's position, re-read from the feed.
+        var refreshes = 0
+        /// Rows dropped past capacity while still the user's.
+        var trimmedRows = 0
+        /// Pages asked from the top of a loaded inbox: every kept cursor lay past the bound.
+        var pagesFromTheTopAgain = 0
+        /// Answers from a cursor that changed nothing: mostly those that came too
+        /// late to fit (their cursor was dropped meanwhile).
+        var ignoredPages = 0
+    }
 
     init(pageSize: Int = 3, capacity: Int? = nil) {
         inbox = Inbox(configuration: InboxConfiguration(pageSize: pageSize, capacity: capacity))
@@ -31,7 +45,9 @@ struct InboxHarness {
     @discardableResult
     mutating func deliver(_ page: HistoryInboxPage, for request: InboxRequest) -> [InboxChange] {
         let before = inbox
+        if before.isLoaded, request.cursor == nil { statistics.pagesFromTheTopAgain += 1 }
         var changes = inbox.apply(page, for: request)
+        if request.cursor != nil, inbox == before { statistics.ignoredPages += 1 }
         if feedActivity == nil, inbox.isLoaded { feedActivity = inbox.activity }
         follow(changes, from: before)
         changes += drainRefresh()
@@ -41,6 +57,7 @@ struct InboxHarness {
     @discardableResult
     mutating func drainRefresh() -> [InboxChange] {
         guard var since = inbox.takePendingRefresh() else { return [] }
+        statistics.refreshes += 1
         var changes: [InboxChange] = []
         while true {
             let batch = model.events(since: since, limit: 2)
@@ -79,7 +96,10 @@ struct InboxHarness {
     /// Replays `changes` on the list's ids and checks they give the rows, and
     /// that every row whose content changed was named.
     private mutating func follow(_ changes: [InboxChange], from before: Inbox) {
-        for change in changes { change.apply(to: &listIDs) }
+        for change in changes {
+            change.apply(to: &listIDs)
+            if case .removed(let id, _) = change, model.row(id) != nil { statistics.trimmedRows += 1 }
+        }
         if listIDs != ids, changeMismatch == nil {
             changeMismatch = "changes \(changes) gave \(listIDs), rows are \(ids)"
         }
