@@ -40,6 +40,8 @@ struct InboxClientTests {
             await expectServerError(.invalidCursor, status: 400) {
                 try await client.inbox(of: "ana", cursor: "not a cursor")
             }
+            // Open mode has no token to say who "me" is.
+            await expectServerError(.invalidUserID, status: 400) { try await client.inbox() }
         }
     }
 
