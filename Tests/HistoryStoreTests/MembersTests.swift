@@ -338,23 +338,32 @@ struct MembersTests {
             let bundled = try Migration.bundled()
             #expect(bundled.map(\.label).contains("0003_members"))
             let configuration = StoreConfiguration(path: path, durability: .normal)
-            var store = try SQLiteHistoryStore(configuration: configuration, migrations: Array(bundled.prefix(2)))
-            try await store.make("old", title: "Old")
-            let posted = try await store.post(3, to: "old")
-            store.close()
+            // Written with plain SQL: today's store code writes columns that
+            // later migrations add, so it cannot write a schema-2 file.
+            let connection = try Connection(path: path)
+            _ = try Migrator(migrations: Array(bundled.prefix(2))).migrate(connection)
+            try connection.execute(sql: """
+                INSERT INTO conversations (seq, id, title, created_at, message_count, oldest_id, newest_id, version)
+                VALUES (1, 'old', 'Old', 0, 3, 1, 3, 3);
+                INSERT INTO messages (place, sender, body, created_at, created_version, version)
+                VALUES (68719476737, 'ana', 'one', 0, 1, 1), (68719476738, 'ana', 'two', 0, 2, 2),
+                       (68719476739, 'ana', 'three', 0, 3, 3);
+                """)
+            connection.close()
+            let posted: [Int64] = [1, 2, 3]
             #expect(try queryStrings(path, "SELECT count(*) FROM sqlite_master WHERE name = 'members'") == ["0"])
 
-            store = try SQLiteHistoryStore(configuration: configuration)
+            let store = try SQLiteHistoryStore(configuration: configuration)
             defer { store.close() }
             #expect(try queryStrings(path, "SELECT version FROM schema_migrations ORDER BY version")
                 == bundled.map { String($0.version) })
-            #expect(try queryStrings(path, "SELECT name FROM sqlite_master WHERE tbl_name = 'members' AND type = 'index' AND sql IS NOT NULL")
-                == ["members_by_user"])
+            #expect(try queryStrings(path, "SELECT name FROM sqlite_master WHERE tbl_name = 'members' AND type = 'index' AND sql IS NOT NULL ORDER BY name")
+                == ["members_by_user", "members_by_user_activity"])
             #expect(try queryStrings(path, "SELECT sql LIKE '%WITHOUT ROWID%' FROM sqlite_master WHERE name = 'members'") == ["1"])
 
             let old = try store.conversation(cid("old"))
             #expect(old.title == "Old" && old.messageCount == 3 && old.version == 3)
-            #expect(try store.allIDs(of: "old") == posted.map(\.id))
+            #expect(try store.allIDs(of: "old") == posted)
             #expect(try store.members(of: cid("old"), after: nil, limit: 10).members.isEmpty)
             try await store.putMember(uid("ana"), in: cid("old"))
             #expect(try store.role(of: uid("ana"), in: cid("old")) == .member)

@@ -24,9 +24,11 @@ struct EventRoutes {
             request.respond(.ok, json: JSONWriter.changeFeed(feed, budget: environment.limits.maximumResponseBytes))
             return
         }
-        let poll = LongPoll(request: request, caller: grant.caller, conversation: conversation, query: query,
-                            deadline: .now + wait, environment: environment)
-        poll.start(afterVersion: feed.version)
+        let source = ConversationFeedSource(store: environment.store, conversation: conversation, query: query,
+                                            caller: grant.caller)
+        let poll = LongPoll(request: request, caller: grant.caller, feed: source, deadline: .now + wait,
+                            environment: environment)
+        poll.start(after: feed.version)
     }
 
     /// `since` (default 0: `invalid_version`), `limit` (1...1000, default 100:

@@ -52,9 +52,10 @@ struct InboxRoutes {
             request.respond(.ok, json: JSONWriter.inboxFeed(feed, budget: environment.limits.maximumResponseBytes))
             return
         }
-        let poll = InboxLongPoll(request: request, caller: grant.caller, user: user, query: query,
-                                 deadline: .now + wait, environment: environment)
-        poll.start(afterActivity: feed.activity)
+        let source = InboxFeedSource(store: environment.store, user: user, query: query)
+        let poll = LongPoll(request: request, caller: grant.caller, feed: source, deadline: .now + wait,
+                            environment: environment)
+        poll.start(after: feed.activity)
     }
 
     /// A store read in the inbox's words: `versionAhead` is about the

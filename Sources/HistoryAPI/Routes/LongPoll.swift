@@ -3,67 +3,63 @@ import HTTPCore
 import HistoryStore
 import Synchronization
 
-/// One `events` request parked until its conversation changes, its wait
-/// runs out, the client goes away, or the server drains.
+/// One feed request parked until something it reads changes, its wait
+/// runs out, the client goes away, or the server drains: a conversation's
+/// `events` or a user's inbox `events` (`PolledFeed`).
 ///
-/// No thread waits: the poll hangs on `HistoryStore.waitForChange` (a
-/// continuation in the store's waiter table) and is resumed by the store's
-/// commit signal, so 10,000 parked polls cost 10,000 small objects, not
-/// 10,000 threads.
+/// No thread waits: the poll hangs on the store's wait (a continuation in
+/// its waiter table) and is resumed by the store's commit signal, so
+/// 10,000 parked polls cost 10,000 small objects, not 10,000 threads.
 ///
 /// The life of a poll is a chain of waits, one outstanding at a time:
-/// 1. park after the version it last read;
-/// 2. woken with `.changed`: re-read; an event for it (or `has_more`): answer;
-///    nothing for it and time left: park again. (A poll with an id range is
-///    not woken by commits outside it: the store filters its wakes.)
+/// 1. park after the position (version, activity) it last read;
+/// 2. woken with `.changed`: re-read; news for it (or `has_more`): answer;
+///    nothing for it and time left: park again. (The store filters wakes
+///    that cannot concern the poll: commits outside a conversation poll's
+///    id range, commits to conversations an inbox's user is not in.)
 /// 3. `.timedOut`, `.cancelled` (client gone, server draining) or `.closing`:
 ///    answer what a final read finds, normally the empty list with the
-///    current version; if the store can no longer read, the empty list with
-///    the version last read, which is always a valid next `since`.
-/// 4. revoked (its user was removed from the conversation): answered 404
-///    `conversation_not_found` at once, as any later request of that user's
-///    would be.
+///    current position; if the store can no longer read, the empty list with
+///    the position last read, which is always a valid next `since`.
+/// 4. revoked (its user was removed from the conversation it reads as a
+///    member): answered 404 `conversation_not_found` at once, as any later
+///    request of that user's would be.
 ///
 /// Because each wait's handler runs exactly once and starts the next step,
 /// the answer is sent exactly once. `cancel()` may come from any thread at
 /// any time; the lock only guards which wait is current.
-final class LongPoll: ParkedPoll {
+final class LongPoll<Feed: PolledFeed>: ParkedPoll {
     private struct State: Sendable {
         var token: WaitToken?
         var cancelled = false
         /// The caller lost access to the conversation.
         var revoked = false
-        /// The version of the last read: nothing the poll cares about
+        /// The position of the last read: nothing the poll cares about
         /// changed up to it, so the next read starts there.
-        var lastVersion: Int64
+        var lastPosition: Int64
     }
 
     private let request: APIRequest
-    /// Who asked, so a removal from the conversation can find its polls.
-    let caller: Caller
+    private let feed: Feed
     /// Whose parked-poll allowance this poll uses; nil for an admin token.
     let client: ClientKey?
-    let conversation: ConversationID
-    private let query: ChangeQuery
     private let deadline: ContinuousClock.Instant
     private let environment: RouteEnvironment
     private let state: Mutex<State>
 
-    init(request: APIRequest, caller: Caller, conversation: ConversationID, query: ChangeQuery,
-         deadline: ContinuousClock.Instant, environment: RouteEnvironment) {
+    init(request: APIRequest, caller: Caller, feed: Feed, deadline: ContinuousClock.Instant,
+         environment: RouteEnvironment) {
         self.request = request
-        self.caller = caller
+        self.feed = feed
         client = ClientKey(caller: caller, context: request.context)
-        self.conversation = conversation
-        self.query = query
         self.deadline = deadline
         self.environment = environment
-        state = Mutex(State(lastVersion: query.since))
+        state = Mutex(State(lastPosition: 0))
     }
 
-    /// Parks after `version`, the conversation's version at the first read.
-    func start(afterVersion version: Int64) {
-        state.withLock { $0.lastVersion = version }
+    /// Parks after `position`, the feed's position at the first read.
+    func start(after position: Int64) {
+        state.withLock { $0.lastPosition = position }
         switch environment.longPolls.register(self) {
         case .parked:
             break
@@ -80,9 +76,9 @@ final class LongPoll: ParkedPoll {
         request.context.onClose { [self] in cancel() }
         // A removal that committed after the access check but before the
         // poll was registered found nothing to revoke: look again.
-        if case .user(let user) = caller {
+        if let membership = feed.membership {
             do {
-                if try environment.store.role(of: user, in: conversation) == nil { revoke() }
+                if try environment.store.role(of: membership.user, in: membership.conversation) == nil { revoke() }
             } catch {
                 // A store that cannot read answers the poll through its own reads.
             }
@@ -90,13 +86,16 @@ final class LongPoll: ParkedPoll {
         park()
     }
 
-    /// Answers 404 now when this is `user`'s poll on `conversation`.
+    /// Answers 404 now when this poll reads `conversation` as `user`.
     func revokeIfReading(_ conversation: ConversationID, as user: UserID) {
-        if caller == .user(user) && self.conversation == conversation { revoke() }
+        guard let membership = feed.membership, membership.user == user, membership.conversation == conversation else {
+            return
+        }
+        revoke()
     }
 
     /// The caller was removed from the conversation: answer 404 now.
-    func revoke() {
+    private func revoke() {
         state.withLock { $0.revoked = true }
         cancel()
     }
@@ -112,15 +111,14 @@ final class LongPoll: ParkedPoll {
     }
 
     private func park() {
-        let (remaining, version, cancelled) = state.withLock { state in
-            (deadline - .now, state.lastVersion, state.cancelled)
+        let (remaining, position, cancelled) = state.withLock { state in
+            (deadline - .now, state.lastPosition, state.cancelled)
         }
         guard remaining > .zero, !cancelled else {
             finish()
             return
         }
-        let token = environment.store.waitForChange(in: conversation, after: version, ids: idRange,
-                                                    timeout: remaining) { outcome in
+        let token = feed.wait(after: position, timeout: remaining) { outcome in
             // Off the store's queue: the re-read and the encoding are ours to pay for.
             DispatchQueue.global().async { self.woke(outcome) }
         }
@@ -131,55 +129,40 @@ final class LongPoll: ParkedPoll {
         if cancelNow { environment.store.cancelWait(token) }
     }
 
-    /// The poll's `min_id`/`max_id` as the store's wake filter: a commit
-    /// that changed no message in it cannot add an event, so it does not
-    /// wake the poll (no read, no re-park).
-    private var idRange: ClosedRange<Int64>? {
-        guard query.minID != nil || query.maxID != nil else { return nil }
-        return (query.minID ?? 1)...(query.maxID ?? Int64.max)
-    }
-
     private func woke(_ outcome: WaitOutcome) {
         guard outcome == .changed, !state.withLock({ $0.revoked }) else {
             finish()
             return
         }
         environment.longPolls.countReread()
-        let since = state.withLock { $0.lastVersion }
-        var query = query
-        query.since = since
-        let feed: ChangeFeed
+        let snapshot: Feed.Snapshot
         do {
-            feed = try environment.store.changes(in: conversation, query)
+            snapshot = try feed.read(after: state.withLock { $0.lastPosition })
         } catch {
             finish()
             return
         }
-        if !feed.events.isEmpty || feed.hasMore {
-            answer(feed)
+        if feed.hasNews(snapshot) {
+            answer(snapshot)
             return
         }
-        state.withLock { $0.lastVersion = feed.version }
+        state.withLock { $0.lastPosition = feed.position(of: snapshot) }
         park()
     }
 
     /// The final read and answer.
     private func finish() {
-        let (since, revoked) = state.withLock { ($0.lastVersion, $0.revoked) }
-        if revoked {
+        let (position, revoked) = state.withLock { ($0.lastPosition, $0.revoked) }
+        if revoked, let membership = feed.membership {
             environment.longPolls.unregister(self)
-            request.fail(APIError(StoreError.conversationNotFound(conversation)))
+            request.fail(APIError(StoreError.conversationNotFound(membership.conversation)))
             return
         }
-        var query = query
-        query.since = since
-        let feed = (try? environment.store.changes(in: conversation, query))
-            ?? ChangeFeed(events: [], hasMore: false, version: since)
-        answer(feed)
+        answer((try? feed.read(after: position)) ?? feed.nothing(after: position))
     }
 
-    private func answer(_ feed: ChangeFeed) {
+    private func answer(_ snapshot: Feed.Snapshot) {
         environment.longPolls.unregister(self)
-        request.respond(.ok, json: JSONWriter.changeFeed(feed, budget: environment.limits.maximumResponseBytes))
+        request.respond(.ok, json: feed.json(snapshot, budget: environment.limits.maximumResponseBytes))
     }
 }

@@ -1,7 +1,7 @@
 import HistoryStore
 
-/// A request parked until something it reads changes: a conversation's
-/// feed (`LongPoll`) or a user's inbox feed (`InboxLongPoll`).
+/// A request parked until something it reads changes: a `LongPoll` over a
+/// conversation's feed or over a user's inbox feed.
 ///
 /// `LongPollRegistry` holds both kinds under one per-client allowance, so
 /// a client cannot park twice its share by splitting it over two feeds,

@@ -14,10 +14,11 @@ extension StoreReads {
             members.role, members.last_read_id, members.activity
             """
         /// A user's memberships joined to their conversations, through
-        /// `members_by_user`; read whole only when they are few (or as the
-        /// walks' fallback).
+        /// `members_by_user` (named: `members_by_user_activity` serves
+        /// `user_id = ?` as well, in an order that helps nothing); read whole
+        /// only when they are few (or as the walks' fallback).
         static let memberships = """
-            SELECT \(membershipColumns) FROM members
+            SELECT \(membershipColumns) FROM members INDEXED BY members_by_user
             JOIN conversations ON conversations.seq = members.conversation_seq
             WHERE members.user_id = ? LIMIT ?
             """
@@ -26,8 +27,8 @@ extension StoreReads {
             JOIN members ON members.conversation_seq = conversations.seq AND members.user_id = ?
             WHERE conversations.seq = ?
             """
-        /// The primary-key probe of the walks.
-        static let isMember = "SELECT 1 FROM members NOT INDEXED WHERE conversation_seq = ? AND user_id = ?"
+        /// The probe of the walks: one seek, answered from `members_by_user` alone.
+        static let isMember = "SELECT 1 FROM members WHERE conversation_seq = ? AND user_id = ?"
         /// The walk down the inbox order over every conversation with messages.
         static let newestBelow = """
             SELECT seq, newest_id FROM conversations WHERE newest_id < ? ORDER BY newest_id DESC LIMIT ?
@@ -58,6 +59,12 @@ extension StoreReads {
             SELECT removed_members.conversation_seq, removed_members.activity, conversations.id FROM removed_members
             JOIN conversations ON conversations.seq = removed_members.conversation_seq
             WHERE removed_members.user_id = ? AND removed_members.activity > ?
+            """
+        /// How many memberships the user has, counting no further than asked:
+        /// `members_by_user` only, so a large inbox does not pay for joining
+        /// rows it will not use.
+        static let membershipCount = """
+            SELECT count(*) FROM (SELECT 1 FROM members INDEXED BY members_by_user WHERE user_id = ? LIMIT ?)
             """
         /// The user's conversation seqs, for parking a wait: `members_by_user` only.
         static let membershipSeqs = "SELECT conversation_seq FROM members WHERE user_id = ? LIMIT ?"
@@ -107,13 +114,18 @@ extension StoreReads {
     /// `limit` rows after `cursor` in inbox order (from the top when nil).
     func inbox(of user: UserID, limit: Int, after cursor: InboxCursor?) throws(StoreError) -> InboxPage {
         let activity = try currentActivity()
-        var found = try memberships(of: user, limit: Self.smallInbox + 1)
-        if found.count > Self.smallInbox {
-            if let walked = try walkInboxOrder(of: user, after: cursor, wanted: limit + 1) {
-                found = walked
-            } else {
-                found = try allMemberships(of: user)
-            }
+        let count = try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: InboxSQL.membershipCount).firstRow(user.rawValue, Self.smallInbox + 1) {
+                Int($0.int64(0))
+            } ?? 0
+        }
+        let found: [InboxMembership]
+        if count <= Self.smallInbox {
+            found = try memberships(of: user, limit: Self.smallInbox)
+        } else if let walked = try walkInboxOrder(of: user, after: cursor, wanted: limit + 1) {
+            found = walked
+        } else {
+            found = try allMemberships(of: user)
         }
         var candidates = found
         if let cursor { candidates.removeAll { !cursor.precedes($0.place) } }

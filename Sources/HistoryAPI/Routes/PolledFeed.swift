@@ -1,0 +1,108 @@
+import HistoryStore
+
+/// What a `LongPoll` reads and waits on: a conversation's change feed
+/// (`ConversationFeedSource`) or a user's inbox feed (`InboxFeedSource`).
+///
+/// Both are read after a position (a conversation's version, the server's
+/// activity) and answer a snapshot that either tells the client something
+/// (events, or more to fetch) or carries the position to wait after.
+protocol PolledFeed: Sendable {
+    associatedtype Snapshot: Sendable
+
+    /// The feed after `position`.
+    func read(after position: Int64) throws(StoreError) -> Snapshot
+
+    /// True when `snapshot` is worth answering: events, or more to fetch.
+    func hasNews(_ snapshot: Snapshot) -> Bool
+
+    /// Where the next read starts after a `snapshot` without news.
+    func position(of snapshot: Snapshot) -> Int64
+
+    /// The answer when the store can no longer read: nothing after
+    /// `position`, which is always a valid next `since`.
+    func nothing(after position: Int64) -> Snapshot
+
+    /// Parks in the store until a commit after `position` may concern this
+    /// feed (no thread waits); `handler` runs exactly once.
+    func wait(after position: Int64, timeout: Duration,
+              handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken
+
+    /// The answer's body within `budget` bytes.
+    func json(_ snapshot: Snapshot, budget: Int) -> [UInt8]
+
+    /// The membership the feed is read through: removing that user from
+    /// that conversation answers the poll 404. Nil when no removal ends it
+    /// (an admin's poll; a user's inbox, where a removal is news).
+    var membership: (user: UserID, conversation: ConversationID)? { get }
+}
+
+/// `GET /v1/conversations/{cid}/events`: positions are the conversation's versions.
+struct ConversationFeedSource: PolledFeed {
+    let store: any HistoryStore
+    let conversation: ConversationID
+    let query: ChangeQuery
+    let caller: Caller
+
+    func read(after position: Int64) throws(StoreError) -> ChangeFeed {
+        var query = query
+        query.since = position
+        return try store.changes(in: conversation, query)
+    }
+
+    func hasNews(_ feed: ChangeFeed) -> Bool { !feed.events.isEmpty || feed.hasMore }
+
+    func position(of feed: ChangeFeed) -> Int64 { feed.version }
+
+    func nothing(after position: Int64) -> ChangeFeed { ChangeFeed(events: [], hasMore: false, version: position) }
+
+    func wait(after position: Int64, timeout: Duration,
+              handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
+        store.waitForChange(in: conversation, after: position, ids: idRange, timeout: timeout, handler: handler)
+    }
+
+    func json(_ feed: ChangeFeed, budget: Int) -> [UInt8] { JSONWriter.changeFeed(feed, budget: budget) }
+
+    var membership: (user: UserID, conversation: ConversationID)? {
+        if case .user(let user) = caller { (user, conversation) } else { nil }
+    }
+
+    /// The poll's `min_id`/`max_id` as the store's wake filter: a commit
+    /// that changed no message in it cannot add an event, so it does not
+    /// wake the poll (no read, no re-park).
+    private var idRange: ClosedRange<Int64>? {
+        guard query.minID != nil || query.maxID != nil else { return nil }
+        return (query.minID ?? 1)...(query.maxID ?? Int64.max)
+    }
+}
+
+/// `GET /v1/users/{uid}/events`: positions are the server's activity. The
+/// store wakes it for commits touching the user's conversations, markers
+/// or memberships only.
+struct InboxFeedSource: PolledFeed {
+    let store: any HistoryStore
+    let user: UserID
+    let query: InboxChangeQuery
+
+    func read(after position: Int64) throws(StoreError) -> InboxFeed {
+        var query = query
+        query.since = position
+        return try store.inboxChanges(of: user, query)
+    }
+
+    func hasNews(_ feed: InboxFeed) -> Bool { !feed.events.isEmpty || feed.hasMore }
+
+    func position(of feed: InboxFeed) -> Int64 { feed.activity }
+
+    func nothing(after position: Int64) -> InboxFeed { InboxFeed(events: [], hasMore: false, activity: position) }
+
+    func wait(after position: Int64, timeout: Duration,
+              handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
+        store.waitForInboxChange(of: user, after: position, timeout: timeout, handler: handler)
+    }
+
+    func json(_ feed: InboxFeed, budget: Int) -> [UInt8] { JSONWriter.inboxFeed(feed, budget: budget) }
+
+    /// An inbox is always its own user's, and a membership that ends is
+    /// one of the changes it reports (`removed`): nothing revokes it.
+    var membership: (user: UserID, conversation: ConversationID)? { nil }
+}

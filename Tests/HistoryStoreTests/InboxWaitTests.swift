@@ -1,0 +1,139 @@
+import HistoryTestSupport
+import Testing
+@testable import HistoryStore
+
+/// Long-polls of the user feed. "Not woken" is shown without a clock: the
+/// store answers a batch's callers, then wakes its waits, on one serial
+/// queue, so once a later write was answered the earlier batch's wake-ups
+/// have run, and a wait still parked then was not woken by it.
+@Suite("Waiting for inbox changes")
+struct InboxWaitTests {
+    /// A parked inbox wait whose outcome the test can look at.
+    final class ParkedWait: Sendable {
+        let outcome = Locked<WaitOutcome?>(nil)
+        let token: Locked<WaitToken?> = Locked(nil)
+
+        init(_ store: SQLiteHistoryStore, user: String, after activity: Int64, timeout: Duration = .seconds(60)) {
+            let token = store.waitForInboxChange(of: uid(user), after: activity, timeout: timeout) { [outcome] result in
+                outcome.withLock { $0 = result }
+            }
+            self.token.withLock { $0 = token }
+        }
+
+        func ended() async -> WaitOutcome? {
+            _ = await eventually { outcome.value != nil }
+            return outcome.value
+        }
+    }
+
+    private func activity(_ store: SQLiteHistoryStore) throws -> Int64 {
+        try store.inbox(of: uid("nobody"), InboxQuery()).activity
+    }
+
+    /// Makes sure every earlier batch's wake-ups have run (see the suite's note).
+    private func settle(_ store: SQLiteHistoryStore) async throws {
+        if (try? store.conversation(cid("settle"))) == nil { try await store.make("settle") }
+        try await store.post(1, to: "settle")
+    }
+
+    @Test func aPostInOneOfTheUsersConversationsWakesItAndOneElsewhereDoesNot() async throws {
+        try await withTemporaryStore { store in
+            try await store.createConversation(id: cid("mine"), title: nil, owner: uid("ana"))
+            try await store.createConversation(id: cid("theirs"), title: nil, owner: uid("bob"))
+            let wait = ParkedWait(store, user: "ana", after: try activity(store))
+            #expect(store.parkedWaitCount == 1)
+            try await store.post(3, to: "theirs", sender: "bob")
+            try await settle(store)
+            #expect(store.parkedWaitCount == 1)
+            #expect(wait.outcome.value == nil, "a post in another conversation does not wake it")
+            try await store.post(1, to: "mine", sender: "bob")
+            #expect(await wait.ended() == .changed)
+            #expect(store.parkedWaitCount == 0)
+        }
+    }
+
+    @Test func membershipsAndTheUsersOwnMarkerWakeIt() async throws {
+        try await withTemporaryStore { store in
+            try await store.createConversation(id: cid("room"), title: nil, owner: uid("ana"))
+            try await store.putMember(uid("bob"), in: cid("room"))
+            try await store.post(2, to: "room", sender: "cy")
+
+            // Another member's marker is that member's business.
+            var wait = ParkedWait(store, user: "ana", after: try activity(store))
+            _ = try await store.markRead(uid("bob"), in: cid("room"), upTo: .max)
+            try await settle(store)
+            #expect(wait.outcome.value == nil)
+            // The user's own marker, from another device.
+            _ = try await store.markRead(uid("ana"), in: cid("room"), upTo: .max)
+            #expect(await wait.ended() == .changed)
+
+            // Added to a conversation it was not watching.
+            try await store.make("new")
+            wait = ParkedWait(store, user: "ana", after: try activity(store))
+            try await store.putMember(uid("ana"), in: cid("new"))
+            #expect(await wait.ended() == .changed)
+
+            // Removed.
+            wait = ParkedWait(store, user: "ana", after: try activity(store))
+            #expect(try await store.removeMember(uid("ana"), from: cid("room")))
+            #expect(await wait.ended() == .changed)
+
+            // And no longer woken by the conversation it left.
+            wait = ParkedWait(store, user: "ana", after: try activity(store))
+            try await store.post(1, to: "room", sender: "cy")
+            try await settle(store)
+            #expect(wait.outcome.value == nil)
+            // A member list change reaches the other members.
+            let bobs = ParkedWait(store, user: "bob", after: try activity(store))
+            try await store.putMember(uid("dee"), in: cid("room"))
+            #expect(await bobs.ended() == .changed)
+            #expect(wait.outcome.value == nil)
+            store.cancelWait(wait.token.value!)
+            #expect(await wait.ended() == .cancelled)
+        }
+    }
+
+    @Test func aFeedAlreadyPastAnswersAtOnceButOtherUsersChangesDoNot() async throws {
+        try await withTemporaryStore { store in
+            try await store.createConversation(id: cid("mine"), title: nil, owner: uid("ana"))
+            try await store.make("other")
+            let start = try activity(store)
+            try await store.post(2, to: "other")
+            // The counter moved, but nothing of ana's: it parks.
+            let parked = ParkedWait(store, user: "ana", after: start)
+            #expect(store.parkedWaitCount == 1)
+            #expect(parked.outcome.value == nil)
+            try await store.post(1, to: "mine")
+            #expect(await parked.ended() == .changed)
+            // Something of ana's after `start` already: at once.
+            let atOnce = ParkedWait(store, user: "ana", after: start)
+            #expect(await atOnce.ended() == .changed)
+            #expect(store.parkedWaitCount == 0)
+        }
+    }
+
+    @Test func bothKindsOfWaitsAreCountedCancelledAndClosed() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: directory.databasePath, durability: .normal))
+            try await store.createConversation(id: cid("room"), title: nil, owner: uid("ana"))
+            let inbox = ParkedWait(store, user: "ana", after: try activity(store))
+            let conversationOutcome = Locked<WaitOutcome?>(nil)
+            let conversationToken = store.waitForChange(in: cid("room"), after: 0, timeout: .seconds(60)) { result in
+                conversationOutcome.withLock { $0 = result }
+            }
+            let other = ParkedWait(store, user: "bob", after: try activity(store))
+            #expect(store.parkedWaitCount == 3)
+            #expect(inbox.token.value != conversationToken, "the two kinds never share a token")
+            store.cancelWait(other.token.value!)
+            #expect(await other.ended() == .cancelled)
+            #expect(store.parkedWaitCount == 2)
+            #expect(await ParkedWait(store, user: "ana", after: 0).ended() == .changed)
+            #expect(await ParkedWait(store, user: "cy", after: 0, timeout: .milliseconds(1)).ended() == .timedOut)
+            store.close()
+            #expect(await inbox.ended() == .closing)
+            #expect(await eventually { conversationOutcome.value == .closing })
+            #expect(await ParkedWait(store, user: "ana", after: 0).ended() == .closing)
+            #expect(store.parkedWaitCount == 0)
+        }
+    }
+}
