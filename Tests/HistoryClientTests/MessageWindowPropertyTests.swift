@@ -73,7 +73,8 @@ struct MessageWindowPropertyTests {
                 deliverEvents(holding: Bool.random(using: &random))
             case 45..<85:
                 let intents: [WindowIntent] = [.scrollUp, .scrollUp, .scrollDown, .reachedBottom,
-                                               .jump(to: harness.conversation.ids.randomElement(using: &random) ?? 1)]
+                                               .jump(to: harness.conversation.ids.randomElement(using: &random) ?? 1),
+                                               .openAtFirstUnread(harness.conversation.ids.randomElement(using: &random))]
                 let intent = intents.randomElement(using: &random)!
                 if let request = harness.window.nextRequest(for: intent) {
                     let page = harness.conversation.page(request)

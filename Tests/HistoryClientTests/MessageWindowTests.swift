@@ -205,3 +205,32 @@ struct MessageWindowTests {
         #expect(MessageWindowConfiguration().capacity == 250)
     }
 }
+
+/// Opening a conversation from the inbox at its first unread message.
+@Suite("MessageWindow opening at the first unread")
+struct MessageWindowFirstUnreadTests {
+    @Test func asksForThePageAroundTheFirstUnreadAndReportsAJump() {
+        var harness = WindowHarness(pageSize: 5, messages: 30)
+        let firstUnread = harness.conversation.ids[12]
+        #expect(harness.window.nextRequest(for: .openAtFirstUnread(firstUnread))
+                == WindowRequest(cursor: .around(firstUnread), limit: 5))
+        #expect(harness.perform(.openAtFirstUnread(firstUnread)) == [.jumped(anchorID: firstUnread)])
+        #expect(harness.ids == Array(harness.conversation.ids[10..<15]))
+        #expect(harness.window.hasOlder && harness.window.hasNewer && !harness.window.attachedToTail)
+        // Reading down reaches the live tail as after any jump.
+        while harness.window.nextRequest(for: .scrollDown) != nil { harness.perform(.scrollDown) }
+        #expect(harness.window.attachedToTail)
+        #expect(harness.window.newestID == harness.conversation.newestID)
+    }
+
+    @Test func withNothingUnreadItOpensAtTheBottom() {
+        var harness = WindowHarness(pageSize: 5, messages: 30)
+        #expect(harness.window.nextRequest(for: .openAtFirstUnread(nil)) == WindowRequest(cursor: .newest, limit: 5))
+        #expect(harness.perform(.openAtFirstUnread(nil)) == [.replaced])
+        #expect(harness.window.attachedToTail)
+        // Opening again at an unread message re-centres there, even when loaded.
+        let firstUnread = harness.conversation.ids[27]
+        #expect(harness.window.nextRequest(for: .openAtFirstUnread(firstUnread))
+                == WindowRequest(cursor: .around(firstUnread), limit: 5))
+    }
+}

@@ -187,8 +187,8 @@ public final class HistoryClient: Sendable {
     /// ```
     public func events(of conversation: String, since version: Int64, minID: Int64? = nil,
                        maxID: Int64? = nil, limit: Int? = nil) -> HistoryEventStream {
-        HistoryEventStream(poller: EventPoller(client: self, conversation: conversation, since: version,
-                                               minID: minID, maxID: maxID, limit: limit))
+        let source = ConversationEventSource(conversation: conversation, minID: minID, maxID: maxID, limit: limit)
+        return HistoryEventStream(poller: FeedPoller(client: self, source: source, since: version))
     }
 
     // MARK: - Transport

@@ -58,6 +58,8 @@ public struct HistoryErrorCode: RawRepresentable, Hashable, Sendable, CustomStri
     public static let notFound: HistoryErrorCode = "not_found"
     public static let conversationNotFound: HistoryErrorCode = "conversation_not_found"
     public static let messageNotFound: HistoryErrorCode = "message_not_found"
+    /// Moving the read marker of a user who is not a member (admin tokens, open mode).
+    public static let memberNotFound: HistoryErrorCode = "member_not_found"
     public static let methodNotAllowed: HistoryErrorCode = "method_not_allowed"
     public static let conversationExists: HistoryErrorCode = "conversation_exists"
     public static let clientIDConflict: HistoryErrorCode = "client_id_conflict"

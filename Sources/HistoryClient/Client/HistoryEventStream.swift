@@ -27,7 +27,7 @@
 public struct HistoryEventStream: AsyncSequence, Sendable {
     public typealias Element = HistoryEvent
 
-    let poller: EventPoller
+    let poller: FeedPoller<ConversationEventSource>
 
     /// The same feed, one element per complete answer (a `has_more` chain
     /// joined into one batch), for consumers that apply changes together.
@@ -36,30 +36,22 @@ public struct HistoryEventStream: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(poller: poller)
+        Iterator(events: FeedEventIterator(poller: poller))
     }
 
     /// One consumer's position in the feed. Not shared between tasks.
     public struct Iterator: AsyncIteratorProtocol {
-        private var poller: EventPoller
-        private var buffered: [HistoryEvent] = []
-        private var nextIndex = 0
+        private var events: FeedEventIterator<ConversationEventSource>
 
-        init(poller: EventPoller) {
-            self.poller = poller
+        init(events: FeedEventIterator<ConversationEventSource>) {
+            self.events = events
         }
 
         /// The `since` of the next poll: every event up to it was yielded.
-        public var version: Int64 { poller.version }
+        public var version: Int64 { events.poller.position }
 
         public mutating func next() async throws -> HistoryEvent? {
-            while nextIndex >= buffered.count {
-                guard let batch = try await poller.nextAnswer() else { return nil }
-                buffered = batch.events
-                nextIndex = 0
-            }
-            defer { nextIndex += 1 }
-            return buffered[nextIndex]
+            try await events.next()
         }
     }
 }
@@ -70,90 +62,46 @@ public struct HistoryEventStream: AsyncSequence, Sendable {
 public struct HistoryEventBatchStream: AsyncSequence, Sendable {
     public typealias Element = HistoryEventBatch
 
-    let poller: EventPoller
+    let poller: FeedPoller<ConversationEventSource>
 
     public func makeAsyncIterator() -> Iterator {
         Iterator(poller: poller)
     }
 
     public struct Iterator: AsyncIteratorProtocol {
-        private var poller: EventPoller
+        private var poller: FeedPoller<ConversationEventSource>
 
-        init(poller: EventPoller) {
+        init(poller: FeedPoller<ConversationEventSource>) {
             self.poller = poller
         }
 
-        public var version: Int64 { poller.version }
+        public var version: Int64 { poller.position }
 
         public mutating func next() async throws -> HistoryEventBatch? {
-            var events: [HistoryEvent] = []
-            while true {
-                guard let answer = try await poller.nextAnswer() else { return nil }
-                events += answer.events
-                if !answer.hasMore, !events.isEmpty {
-                    return HistoryEventBatch(events: events, hasMore: false, version: answer.version)
-                }
-            }
+            guard let answer = try await poller.nextCompleteAnswer() else { return nil }
+            return HistoryEventBatch(events: answer.events, hasMore: false, version: answer.position)
         }
     }
 }
 
-/// The polling loop both sequences share: one position, retries with
-/// backoff, cancellation as the end.
-struct EventPoller: Sendable {
-    let client: HistoryClient
+/// The conversation feed's request: `GET /v1/conversations/{id}/events`
+/// with the stream's filters.
+struct ConversationEventSource: FeedSource {
     let conversation: String
     let minID: Int64?
     let maxID: Int64?
     let limit: Int?
-    /// The `since` of the next poll: the version of the last answer.
-    private(set) var version: Int64
-    /// The previous answer said more changes are waiting: poll without waiting.
-    private var hasMore = false
-    private var consecutiveFailures = 0
 
-    init(client: HistoryClient, conversation: String, since: Int64, minID: Int64?, maxID: Int64?, limit: Int?) {
-        self.client = client
-        self.conversation = conversation
-        self.version = since
-        self.minID = minID
-        self.maxID = maxID
-        self.limit = limit
+    func answer(from client: HistoryClient, since: Int64, wait: Duration?) async throws -> HistoryEventBatch {
+        let query = EventQuery(since: since, limit: limit, minID: minID, maxID: maxID, wait: wait)
+        return try await client.events(of: conversation, query)
     }
+}
 
-    /// The next answer of the feed (possibly empty), after as many retries as
-    /// the policy allows; nil when the task is cancelled.
-    mutating func nextAnswer() async throws -> HistoryEventBatch? {
-        while !Task.isCancelled {
-            let configuration = client.configuration
-            let query = EventQuery(since: version, limit: limit, minID: minID, maxID: maxID,
-                                   wait: hasMore ? nil : configuration.eventWait)
-            do {
-                var batch = try await client.events(of: conversation, query)
-                consecutiveFailures = 0
-                // The server never answers an event at or below `since`; dropping
-                // one anyway is what keeps "never repeated" true against a buggy peer.
-                let since = version
-                batch.events.removeAll { $0.version <= since }
-                version = Swift.max(version, batch.version)
-                hasMore = batch.hasMore
-                return batch
-            } catch is CancellationError {
-                return nil
-            } catch let error as HistoryClientError where error.isTransient {
-                consecutiveFailures += 1
-                let policy = configuration.reconnect
-                if let maximum = policy.maximumAttempts, consecutiveFailures >= maximum {
-                    throw error
-                }
-                let delay = policy.delay(afterFailures: consecutiveFailures, randomFraction: Double.random(in: 0..<1))
-                do {
-                    try await Task.sleep(for: delay)
-                } catch {
-                    return nil
-                }
-            }
-        }
-        return nil
+extension HistoryEventBatch: FeedAnswer {
+    var position: Int64 { version }
+
+    static func position(of event: HistoryEvent) -> Int64 {
+        event.version
     }
 }

@@ -96,7 +96,7 @@ public struct EventQuery: Hashable, Sendable {
     }
 
     /// Whole seconds as an integer, else up to milliseconds as a decimal.
-    private static func format(_ wait: Duration) -> String {
+    static func format(_ wait: Duration) -> String {
         let milliseconds = Int64((wait.seconds * 1000).rounded())
         if milliseconds % 1000 == 0 { return String(milliseconds / 1000) }
         let fraction = String(milliseconds % 1000)

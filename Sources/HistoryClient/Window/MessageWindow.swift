@@ -65,12 +65,19 @@ public struct MessageWindow: Hashable, Sendable {
     public func nextRequest(for intent: WindowIntent) -> WindowRequest? {
         let limit = configuration.pageSize
         guard isLoaded else {
-            if case .jump(let id) = intent { return WindowRequest(cursor: .around(id), limit: limit) }
-            return WindowRequest(cursor: .newest, limit: limit)
+            switch intent {
+            case .jump(let id), .openAtFirstUnread(let id?):
+                return WindowRequest(cursor: .around(id), limit: limit)
+            default:
+                return WindowRequest(cursor: .newest, limit: limit)
+            }
         }
         switch intent {
-        case .open:
+        case .open, .openAtFirstUnread(nil):
             return WindowRequest(cursor: .newest, limit: limit)
+        case .openAtFirstUnread(let id?):
+            // Opening again starts again there, even if the row is loaded.
+            return WindowRequest(cursor: .around(id), limit: limit)
         case .scrollUp:
             guard hasOlder, let oldestID else { return nil }
             return WindowRequest(cursor: .before(oldestID), limit: limit)

@@ -2,6 +2,12 @@
 public enum WindowIntent: Hashable, Sendable {
     /// The screen opens: load the bottom of the chat.
     case open
+    /// The screen opens from the inbox at the first unread message (the
+    /// row's ``HistoryReadState/firstUnreadID``): the page around it, which
+    /// the window applies as ``WindowChange/jumped(anchorID:)`` so the screen
+    /// scrolls there and draws its "new messages" divider above the anchor.
+    /// Nil (nothing unread) opens at the bottom, as ``open``.
+    case openAtFirstUnread(Int64?)
     /// The top of the loaded messages came into view (the loading row at the top appeared).
     case scrollUp
     /// The bottom of the loaded messages came into view while the window is
