@@ -96,7 +96,7 @@ public protocol HistoryStore: Sendable {
     /// per conversation in ascending `activity`, and the memberships ended
     /// since. Fails `.versionAhead(requested:current:)` when `since` is
     /// above the current activity.
-    func inboxChanges(of user: UserID, _ query: InboxChangeQuery) throws(StoreError) -> InboxFeed
+    func inboxChanges(of user: UserID, _ query: InboxChangeQuery) throws(StoreError) -> InboxChangeFeed
 
     /// Like `waitForChange`, for the user feed: `.changed` as soon as a
     /// commit after `activity` touches one of the user's conversations

@@ -59,7 +59,7 @@ struct InboxJSONTests {
             return
         }
         #expect(try tree(bytes)["conversations"]?.elements.first?["last_message"]?["body"] == .string(control))
-        let feed = InboxFeed(events: [.updated(row("a", body: control))], hasMore: false, activity: 7)
+        let feed = InboxChangeFeed(events: [.updated(row("a", body: control))], hasMore: false, activity: 7)
         #expect(try tree(JSONWriter.inboxFeed(feed))["events"]?.elements.count == 1)
     }
 
@@ -90,7 +90,7 @@ struct InboxJSONTests {
         let body = String(repeating: "y", count: 1000)
         let events: [InboxEvent] = (0..<6).map { .updated(row("c\($0)", body: body, activity: Int64(10 + $0))) }
             + [.removed(conversationID: ConversationID("gone")!, activity: 20)]
-        let bytes = JSONWriter.inboxFeed(InboxFeed(events: events, hasMore: false, activity: 20), budget: 4096)
+        let bytes = JSONWriter.inboxFeed(InboxChangeFeed(events: events, hasMore: false, activity: 20), budget: 4096)
         #expect(bytes.count <= 4096)
         let document = try tree(bytes)
         let written = document["events"]?.elements ?? []
@@ -98,7 +98,7 @@ struct InboxJSONTests {
         #expect(document["has_more"] == .bool(true))
         #expect(document["activity"] == .integer(Int64(10 + written.count - 1)))
 
-        let whole = try tree(JSONWriter.inboxFeed(InboxFeed(events: events, hasMore: false, activity: 20)))
+        let whole = try tree(JSONWriter.inboxFeed(InboxChangeFeed(events: events, hasMore: false, activity: 20)))
         #expect(whole["has_more"] == .bool(false))
         #expect(whole["events"]?.elements.last == .object(["type": .string("removed"), "conversation_id": .string("gone"),
                                                            "activity": .integer(20)]))

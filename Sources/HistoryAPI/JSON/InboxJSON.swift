@@ -57,7 +57,7 @@ extension JSONWriter {
     /// like the conversation feed, the events that do not fit are left for
     /// the next call, `has_more` is true and `activity` is the last written
     /// event's, the `since` that continues exactly there.
-    public static func inboxFeed(_ feed: InboxFeed, budget: Int = .max) -> [UInt8] {
+    public static func inboxFeed(_ feed: InboxChangeFeed, budget: Int = .max) -> [UInt8] {
         var capacity = 96
         for event in feed.events { capacity += inboxEventBound(event) + 1 }
         var buffer = JSONBuffer(capacity: min(capacity, budget))

@@ -83,24 +83,24 @@ struct InboxFeedSource: PolledFeed {
     let user: UserID
     let query: InboxChangeQuery
 
-    func read(after position: Int64) throws(StoreError) -> InboxFeed {
+    func read(after position: Int64) throws(StoreError) -> InboxChangeFeed {
         var query = query
         query.since = position
         return try store.inboxChanges(of: user, query)
     }
 
-    func hasNews(_ feed: InboxFeed) -> Bool { !feed.events.isEmpty || feed.hasMore }
+    func hasNews(_ feed: InboxChangeFeed) -> Bool { !feed.events.isEmpty || feed.hasMore }
 
-    func position(of feed: InboxFeed) -> Int64 { feed.activity }
+    func position(of feed: InboxChangeFeed) -> Int64 { feed.activity }
 
-    func nothing(after position: Int64) -> InboxFeed { InboxFeed(events: [], hasMore: false, activity: position) }
+    func nothing(after position: Int64) -> InboxChangeFeed { InboxChangeFeed(events: [], hasMore: false, activity: position) }
 
     func wait(after position: Int64, timeout: Duration,
               handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
         store.waitForInboxChange(of: user, after: position, timeout: timeout, handler: handler)
     }
 
-    func json(_ feed: InboxFeed, budget: Int) -> [UInt8] { JSONWriter.inboxFeed(feed, budget: budget) }
+    func json(_ feed: InboxChangeFeed, budget: Int) -> [UInt8] { JSONWriter.inboxFeed(feed, budget: budget) }
 
     /// An inbox is always its own user's, and a membership that ends is
     /// one of the changes it reports (`removed`): nothing revokes it.

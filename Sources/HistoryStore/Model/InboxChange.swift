@@ -35,7 +35,7 @@ public enum InboxEvent: Hashable, Sendable {
 }
 
 /// One answer of the user feed.
-public struct InboxFeed: Hashable, Sendable {
+public struct InboxChangeFeed: Hashable, Sendable {
     /// One per conversation, ascending `activity`.
     public var events: [InboxEvent]
     /// True: call again at once with `activity`.

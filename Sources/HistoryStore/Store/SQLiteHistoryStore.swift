@@ -241,7 +241,7 @@ public final class SQLiteHistoryStore: HistoryStore {
         return try read { reads throws(StoreError) in try reads.inbox(of: user, limit: query.limit, after: cursor) }
     }
 
-    public func inboxChanges(of user: UserID, _ query: InboxChangeQuery) throws(StoreError) -> InboxFeed {
+    public func inboxChanges(of user: UserID, _ query: InboxChangeQuery) throws(StoreError) -> InboxChangeFeed {
         try query.validate()
         return try read { reads throws(StoreError) in try reads.inboxChanges(of: user, query) }
     }

@@ -205,7 +205,7 @@ extension StoreReads {
     // MARK: - The user feed
 
     /// The user feed as docs/API.md "Inbox" defines it; `query` was validated.
-    func inboxChanges(of user: UserID, _ query: InboxChangeQuery) throws(StoreError) -> InboxFeed {
+    func inboxChanges(of user: UserID, _ query: InboxChangeQuery) throws(StoreError) -> InboxChangeFeed {
         let current = try currentActivity()
         guard query.since <= current else { throw .versionAhead(requested: query.since, current: current) }
         let changed = try changedConversations(of: user, since: query.since, current: current)
@@ -222,7 +222,7 @@ extension StoreReads {
             }
         }
         let activity = hasMore ? ordered[ordered.count - 1].activity : current
-        return InboxFeed(events: events, hasMore: hasMore, activity: activity)
+        return InboxChangeFeed(events: events, hasMore: hasMore, activity: activity)
     }
 
     /// Whether the user feed has anything after `since` (a parked wait's
