@@ -55,7 +55,7 @@ struct TokensModeTests {
         return (response.status, response.body)
     }
 
-    @Test(arguments: [Scenario.scrollback, .deep, .jump, .newest, .short, .post, .tail, .mix])
+    @Test(arguments: [Scenario.scrollback, .deep, .jump, .newest, .short, .post, .tail, .mix, .inbox])
     func everyScenarioRunsWithUserTokens(_ scenario: Scenario) throws {
         try Self.withTokensServer { server, hs256, _ in
             // The server does refuse requests without a token.
@@ -67,7 +67,8 @@ struct TokensModeTests {
             #expect(report.requests > 0)
             #expect(report.violationCount == 0, "\(report.text)")
             #expect(report.errorCount == 0, "\(report.errors)")
-            if scenario == .post || scenario == .tail {
+            if scenario == .inbox { #expect(report.checks["read markers moved", default: 0] > 0) }
+            if scenario == .post || scenario == .tail || scenario == .inbox {
                 #expect(report.ackedPosts > 0 && report.ackedPostsReadable == report.ackedPosts)
             }
         }
