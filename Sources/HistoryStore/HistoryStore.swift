@@ -75,6 +75,38 @@ public protocol HistoryStore: Sendable {
     /// The compacted changes after `query.since` (the `events` endpoint).
     func changes(in conversation: ConversationID, _ query: ChangeQuery) throws(StoreError) -> ChangeFeed
 
+    // MARK: - Inbox
+
+    /// Moves the user's read marker forward to `messageID`: never back (a
+    /// lower id writes nothing and answers the current state), and never
+    /// past the conversation's newest message (taken as `newestID`; with no
+    /// message the marker stays nil). A move takes a new `activity` value.
+    /// `messageID` below 0 fails `.invalid(field: "last_read_id", ...)`.
+    /// Fails `.conversationNotFound`, `.memberNotFound`.
+    func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64,
+                  completion: @escaping @Sendable (Result<ReadState, StoreError>) -> Void)
+
+    /// A keyset page of the conversations `user` is a member of, newest
+    /// message first, then those without messages by id. Its cost does not
+    /// grow with the user's number of conversations (see docs/architecture.md).
+    /// Fails `.invalid(field: "limit" | "cursor", ...)`.
+    func inbox(of user: UserID, _ query: InboxQuery) throws(StoreError) -> InboxPage
+
+    /// The user feed: the user's inbox rows changed after `query.since`, one
+    /// per conversation in ascending `activity`, and the memberships ended
+    /// since. Fails `.versionAhead(requested:current:)` when `since` is
+    /// above the current activity.
+    func inboxChanges(of user: UserID, _ query: InboxChangeQuery) throws(StoreError) -> InboxFeed
+
+    /// Like `waitForChange`, for the user feed: `.changed` as soon as a
+    /// commit after `activity` touches one of the user's conversations
+    /// (append, edit, delete, member list), the user's marker or the user's
+    /// memberships (added, removed); at once when the feed already has
+    /// something after `activity`. `cancelWait` and `parkedWaitCount` cover
+    /// these waits too.
+    func waitForInboxChange(of user: UserID, after activity: Int64, timeout: Duration,
+                            handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken
+
     // MARK: - Wake-ups
 
     /// Calls `handler` once: with `.changed` as soon as the conversation's
@@ -152,6 +184,20 @@ extension HistoryStore {
 
     public func delete(messageID: Int64, in conversation: ConversationID) async throws(StoreError) -> Message {
         try await bridge { delete(messageID: messageID, in: conversation, completion: $0) }
+    }
+
+    public func markRead(_ user: UserID, in conversation: ConversationID,
+                         upTo messageID: Int64) async throws(StoreError) -> ReadState {
+        try await bridge { markRead(user, in: conversation, upTo: messageID, completion: $0) }
+    }
+
+    /// Waits on the user feed without a handler; returns how the wait ended.
+    public func waitForInboxChange(of user: UserID, after activity: Int64, timeout: Duration) async -> WaitOutcome {
+        await withCheckedContinuation { continuation in
+            _ = waitForInboxChange(of: user, after: activity, timeout: timeout) {
+                continuation.resume(returning: $0)
+            }
+        }
     }
 
     /// A wait for any change of the conversation, whatever message it concerns.

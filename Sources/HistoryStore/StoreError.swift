@@ -8,6 +8,8 @@ import CSQLite
 public enum StoreError: Error, Hashable, Sendable {
     case conversationNotFound(ConversationID)
     case messageNotFound(ConversationID, messageID: Int64)
+    /// The user is not a member of the (existing) conversation.
+    case memberNotFound(ConversationID, UserID)
     case conversationExists(ConversationID)
     /// The `client_id` was used before in this conversation with another sender or body.
     case clientIDConflict(clientID: String)
@@ -15,7 +17,8 @@ public enum StoreError: Error, Hashable, Sendable {
     case messageDeleted(messageID: Int64)
     /// `reply_to` names no message of the same conversation.
     case replyTargetNotFound(messageID: Int64)
-    /// `since` is greater than the conversation's current version.
+    /// `since` is greater than the conversation's current version (or, for
+    /// the user feed, than the server's current activity).
     case versionAhead(requested: Int64, current: Int64)
     /// Input that breaks a rule of the contract; `field` is the contract's name.
     case invalid(field: String, reason: String)
@@ -50,6 +53,7 @@ extension StoreError: CustomStringConvertible {
         switch self {
         case .conversationNotFound(let id): "no conversation '\(id.rawValue)'"
         case .messageNotFound(let id, let messageID): "no message \(messageID) in conversation '\(id.rawValue)'"
+        case .memberNotFound(let id, let user): "'\(user.rawValue)' is not a member of conversation '\(id.rawValue)'"
         case .conversationExists(let id): "conversation '\(id.rawValue)' exists already"
         case .clientIDConflict(let clientID): "client_id '\(clientID)' was used with another sender or body"
         case .messageDeleted(let messageID): "message \(messageID) is deleted"

@@ -11,7 +11,8 @@ import Testing
     @Test func anAdminMayDoEverything() {
         let actions: [AccessPolicy.Action] = [.createConversation, .readConversation, .readPages, .readEvents, .readMembers,
                                               .append(sender: "x"), .edit(author: "x"), .delete(author: "x"),
-                                              .putMember(target: mia), .removeMember(target: mia), .metrics]
+                                              .putMember(target: mia), .removeMember(target: mia), .readInbox(owner: mia),
+                                              .markRead(target: mia), .metrics]
         for action in actions {
             #expect(AccessPolicy.decide(action, caller: .admin(subject: nil), role: nil) == .allow)
             #expect(AccessPolicy.decide(action, caller: .admin(subject: "backend"), role: nil) == .allow)
@@ -21,7 +22,7 @@ import Testing
     @Test func aNonMemberSeesNothingOfTheConversation() {
         let actions: [AccessPolicy.Action] = [.readConversation, .readPages, .readEvents, .readMembers, .append(sender: nil),
                                               .edit(author: "mia"), .delete(author: nil), .putMember(target: mia),
-                                              .removeMember(target: mia)]
+                                              .removeMember(target: mia), .markRead(target: mia)]
         for action in actions {
             #expect(AccessPolicy.decide(action, caller: .user(mia), role: nil) == .conversationNotFound, "\(action)")
         }
@@ -44,6 +45,13 @@ import Testing
         #expect(AccessPolicy.decide(.removeMember(target: zed), caller: .user(mia), role: .owner) == .allow)
         #expect(AccessPolicy.decide(.removeMember(target: zed), caller: .user(mia), role: .member) == .forbidden)
         #expect(AccessPolicy.decide(.removeMember(target: mia), caller: .user(mia), role: .member) == .allow)
+    }
+
+    @Test func aUserReadsAndMarksItsOwnInboxOnly() {
+        #expect(AccessPolicy.decide(.readInbox(owner: mia), caller: .user(mia), role: nil) == .allow)
+        #expect(AccessPolicy.decide(.readInbox(owner: zed), caller: .user(mia), role: nil) == .forbidden)
+        #expect(AccessPolicy.decide(.markRead(target: mia), caller: .user(mia), role: .member) == .allow)
+        #expect(AccessPolicy.decide(.markRead(target: zed), caller: .user(mia), role: .owner) == .forbidden)
     }
 
     @Test func metricsAreForAdminsOnly() {

@@ -24,6 +24,12 @@ import Testing
         case readMembers = "GET /v1/conversations/{cid}/members"
         case putMember = "PUT /v1/conversations/{cid}/members/newbie"
         case removeMember = "DELETE /v1/conversations/{cid}/members/zed"
+        case readOwnInbox = "GET /v1/users/me/conversations"
+        case readOtherInbox = "GET /v1/users/zed/conversations"
+        case readOwnInboxEvents = "GET /v1/users/me/events"
+        case readOtherInboxEvents = "GET /v1/users/zed/events"
+        case markOwnRead = "PUT /v1/conversations/{cid}/members/me/read"
+        case markOtherRead = "PUT /v1/conversations/{cid}/members/zed/read"
         case unknownV1Path = "GET /v1/nothing-here"
         case metrics = "GET /metrics"
         case health = "GET /healthz"
@@ -50,6 +56,7 @@ import Testing
     static let notFound = Outcome(status: 404, code: "conversation_not_found")
     static let forbidden = Outcome(status: 403, code: "forbidden")
     static let notAuthor = Outcome(status: 403, code: "not_author")
+    static let memberNotFound = Outcome(status: 404, code: "member_not_found")
     static func ok(_ status: Int = 200) -> Outcome { Outcome(status: status, code: nil) }
 
     /// The table. Columns: the token problems share one answer per route,
@@ -74,6 +81,13 @@ import Testing
             .readMembers: row(notFound, member: ok(), owner: ok(), author: ok(), admin: ok()),
             .putMember: row(notFound, member: forbidden, owner: ok(201), author: forbidden, admin: ok(201)),
             .removeMember: row(notFound, member: forbidden, owner: ok(), author: forbidden, admin: ok()),
+            // An admin's `me` is its own subject, a member of nothing.
+            .readOwnInbox: row(ok(), member: ok(), owner: ok(), author: ok(), admin: ok()),
+            .readOtherInbox: row(forbidden, member: forbidden, owner: forbidden, author: forbidden, admin: ok()),
+            .readOwnInboxEvents: row(ok(), member: ok(), owner: ok(), author: ok(), admin: ok()),
+            .readOtherInboxEvents: row(forbidden, member: forbidden, owner: forbidden, author: forbidden, admin: ok()),
+            .markOwnRead: row(notFound, member: ok(), owner: ok(), author: ok(), admin: memberNotFound),
+            .markOtherRead: row(notFound, member: forbidden, owner: forbidden, author: forbidden, admin: ok()),
             .unknownV1Path: row(Outcome(status: 404, code: "not_found"), member: Outcome(status: 404, code: "not_found"),
                                 owner: Outcome(status: 404, code: "not_found"), author: Outcome(status: 404, code: "not_found"),
                                 admin: Outcome(status: 404, code: "not_found")),
@@ -154,6 +168,7 @@ import Testing
                 case .append: #"{"sender":"\#(Self.subject(caller))","body":"hello"}"#
                 case .edit: #"{"body":"edited"}"#
                 case .putMember: #"{"role":"member"}"#
+                case .markOwnRead, .markOtherRead: #"{"last_read_id":\#(mid)}"#
                 default: nil
                 }
                 let response = try client.call(method, target, token: Self.authorization(caller, minter), json: json)

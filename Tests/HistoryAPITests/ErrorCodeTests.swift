@@ -35,6 +35,8 @@ struct ErrorCodeTests {
         #expect(ErrorCode(invalid: .around) == .invalidCursor)
         #expect(ErrorCode(invalid: .maxID) == .invalidIDRange)
         #expect(ErrorCode(invalid: .since) == .invalidVersion)
+        #expect(ErrorCode(invalid: .cursor) == .invalidCursor)
+        #expect(ErrorCode(invalid: .lastReadID) == .invalidMessageID)
     }
 
     /// HTTPCore meets malformed HTTP before any route and asks this layer
@@ -54,5 +56,9 @@ struct ErrorCodeTests {
         #expect(APIError(StoreError.invalid(field: "readerCount", reason: "must be at least 1")).code == .internalError)
         #expect(APIError(StoreError.replyTargetNotFound(messageID: 3)).status == .unprocessableContent)
         #expect(APIError(StoreError.closed).code == .shuttingDown)
+        let member = try #require(UserID("ana"))
+        #expect(APIError(StoreError.memberNotFound(id, member)).code == .memberNotFound)
+        #expect(APIError(StoreError.memberNotFound(id, member)).status == .notFound)
+        #expect(APIError(StoreError.invalid(field: "cursor", reason: "is not a cursor")).code == .invalidCursor)
     }
 }

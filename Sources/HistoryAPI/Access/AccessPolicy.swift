@@ -10,6 +10,8 @@ import HistoryStore
 /// | append | members; `sender` must be the token's `sub` |
 /// | edit, delete a message | members, own messages only |
 /// | add, change, remove members | owners; any member may remove itself |
+/// | read an inbox and its feed | its own only (`{uid}` is the token's `sub`) |
+/// | move a read marker | its own only, in a conversation it is a member of |
 /// | metrics | no (admin only) |
 ///
 /// An admin (open mode, or a token with `"scope":"admin"`) may do
@@ -39,12 +41,17 @@ public enum AccessPolicy {
         case delete(author: String?)
         case putMember(target: UserID)
         case removeMember(target: UserID)
+        /// The inbox (`GET /v1/users/{uid}/conversations`) or the inbox
+        /// feed of `owner`: about a user, not one conversation.
+        case readInbox(owner: UserID)
+        /// `PUT .../members/{uid}/read` for `target`.
+        case markRead(target: UserID)
         case metrics
 
         /// Actions on one conversation, where a non-member sees "not found".
         var isConversationScoped: Bool {
             switch self {
-            case .createConversation, .metrics: false
+            case .createConversation, .metrics, .readInbox: false
             default: true
             }
         }
@@ -84,6 +91,12 @@ public enum AccessPolicy {
             return role == .owner ? .allow : .forbidden
         case .removeMember(let target):
             return role == .owner || target == user ? .allow : .forbidden
+        case .readInbox(let owner):
+            // An inbox lists conversations by name: another user's would
+            // tell a stranger which conversations exist.
+            return owner == user ? .allow : .forbidden
+        case .markRead(let target):
+            return target == user ? .allow : .forbidden
         case .metrics:
             return .forbidden
         }

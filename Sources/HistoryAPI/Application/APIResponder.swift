@@ -44,6 +44,8 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         EventRoutes(environment: environment).register(in: &router)
         MetricsRoutes(environment: environment).register(in: &router)
         MemberRoutes(environment: environment).register(in: &router)
+        InboxRoutes(environment: environment).register(in: &router)
+        ReadMarkerRoutes(environment: environment).register(in: &router)
         self.router = router
         self.access = access
         self.browser = browser

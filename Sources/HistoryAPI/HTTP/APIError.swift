@@ -99,6 +99,8 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
             self = APIError(.conversationNotFound, "no conversation '\(id)'")
         case .messageNotFound(let conversation, let messageID):
             self = APIError(.messageNotFound, "no message \(messageID) in conversation '\(conversation)'")
+        case .memberNotFound(let conversation, let user):
+            self = APIError(.memberNotFound, "'\(user)' is not a member of conversation '\(conversation)'")
         case .conversationExists(let id):
             self = APIError(.conversationExists, "conversation '\(id)' already exists")
         case .clientIDConflict(let clientID):

@@ -64,6 +64,7 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
     case clientIDConflict = "client_id_conflict"
     case messageDeleted = "message_deleted"
     case replyToNotFound = "reply_to_not_found"
+    case memberNotFound = "member_not_found"
 
     // A client over its limits.
     case rateLimited = "rate_limited"
@@ -85,7 +86,7 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
         case .forbidden, .notAuthor, .senderMismatch: HTTPStatus(code: 403, reason: "Forbidden")
         case .unsupportedMediaType: .unsupportedMediaType
         case .misdirectedRequest: HTTPStatus(code: 421, reason: "Misdirected Request")
-        case .notFound, .conversationNotFound, .messageNotFound: .notFound
+        case .notFound, .conversationNotFound, .messageNotFound, .memberNotFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .requestTimeout: .requestTimeout
         case .conversationExists, .clientIDConflict, .messageDeleted: .conflict
@@ -113,13 +114,15 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
         case .replyTo: self = .invalidReplyTo
         case .title: self = .invalidTitle
         case .conversationID: self = .invalidConversationID
-        case .before, .after, .around: self = .invalidCursor
+        case .before, .after, .around, .cursor: self = .invalidCursor
         case .limit: self = .invalidLimit
         case .window: self = .invalidWindow
         case .since: self = .invalidVersion
         case .minID, .maxID: self = .invalidIDRange
         case .wait: self = .invalidWait
         case .role: self = .invalidRole
+        // A marker names a message: the code of every message id a client sends.
+        case .lastReadID: self = .invalidMessageID
         }
     }
 }

@@ -24,24 +24,9 @@ public enum JSONWriter {
     }
 
     public static func conversation(_ conversation: Conversation) -> [UInt8] {
-        let id = conversation.id.rawValue.utf8.count
-        let title = conversation.title.map { ByteCursor.stringBound($0.utf8.count) } ?? 4
-        // Keys and punctuation 84, four integers, one quoted time.
-        let bound = 128 + ByteCursor.stringBound(id) + title + 4 * ByteCursor.integerBound + 26
+        let bound = conversationBound(conversation)
         var buffer = JSONBuffer(capacity: bound)
-        buffer.write(atMost: bound) { cursor in
-            cursor.write(#"{"id":"#)
-            cursor.writeString(conversation.id.rawValue)
-            cursor.write(#","title":"#)
-            if let text = conversation.title { cursor.writeString(text) } else { cursor.write("null") }
-            cursor.write(#","created_at":"#)
-            cursor.writeQuotedTimestamp(conversation.createdAt)
-            cursor.write(#","message_count":"#)
-            cursor.writeInteger(conversation.messageCount)
-            writeEdges(oldestID: conversation.oldestID, newestID: conversation.newestID,
-                       version: conversation.version, to: &cursor)
-            cursor.write(UInt8(ascii: "}"))
-        }
+        buffer.write(atMost: bound) { writeConversation(conversation, to: &$0) }
         return buffer.finish()
     }
 
@@ -215,6 +200,28 @@ public enum JSONWriter {
     /// The most a page writes after its messages: keys and punctuation 109,
     /// six integers, four booleans, rounded up.
     static let pageTailBound = 192 + 6 * ByteCursor.integerBound + 4 * 5
+
+    /// The most `writeConversation` writes for `conversation`: keys and
+    /// punctuation 84, four integers, one quoted time, and its strings.
+    static func conversationBound(_ conversation: Conversation) -> Int {
+        let title = conversation.title.map { ByteCursor.stringBound($0.utf8.count) } ?? 4
+        return 128 + ByteCursor.stringBound(conversation.id.rawValue.utf8.count) + title + 4 * ByteCursor.integerBound + 26
+    }
+
+    /// The object of `GET /v1/conversations/{cid}`, also an inbox row's `conversation`.
+    static func writeConversation(_ conversation: Conversation, to cursor: inout ByteCursor) {
+        cursor.write(#"{"id":"#)
+        cursor.writeString(conversation.id.rawValue)
+        cursor.write(#","title":"#)
+        if let text = conversation.title { cursor.writeString(text) } else { cursor.write("null") }
+        cursor.write(#","created_at":"#)
+        cursor.writeQuotedTimestamp(conversation.createdAt)
+        cursor.write(#","message_count":"#)
+        cursor.writeInteger(conversation.messageCount)
+        writeEdges(oldestID: conversation.oldestID, newestID: conversation.newestID,
+                   version: conversation.version, to: &cursor)
+        cursor.write(UInt8(ascii: "}"))
+    }
 
     static func writeMessage(_ message: Message, to cursor: inout ByteCursor) {
         cursor.write(#"{"id":"#)

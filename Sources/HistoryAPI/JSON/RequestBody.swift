@@ -77,6 +77,25 @@ public struct RequestBody: Sendable {
     }
 }
 
+extension RequestBody {
+    /// A required integer under `rule` (its range, its words, its field's
+    /// code); `1.0` and `1e0` are refused as `optionalPositiveInt64` refuses them.
+    public func requiredInteger(_ rule: IntegerRule) throws(APIError) -> Int64 {
+        let name = rule.field.name
+        switch fields[name] {
+        case .number(let number)?:
+            guard number.isIntegerLiteral, let value = number.int64Value else {
+                throw APIError(rule.violation(given: abbreviated(number.literal)))
+            }
+            return try APIError.enforcing { () throws(RuleViolation) in try rule.check(value) }
+        case nil, .null?:
+            throw APIError(invalid: rule.field, "\(name) is required and \(rule.requirement)")
+        case let other?:
+            throw APIError(invalid: rule.field, "\(name) \(rule.requirement), not \(other.typeName)")
+        }
+    }
+}
+
 /// Echoing a 60 KB number literal back in an error message helps nobody.
 func abbreviated(_ text: String, to maximum: Int = 40) -> String {
     text.count <= maximum ? text : String(text.prefix(maximum)) + "..."

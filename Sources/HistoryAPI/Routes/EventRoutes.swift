@@ -41,13 +41,16 @@ struct EventRoutes {
         let maxID = try query.integer(ChangeQuery.maxIDRule)
         let changeQuery = ChangeQuery(since: since, limit: limit, minID: minID, maxID: maxID)
         try APIError.enforcing { () throws(RuleViolation) in try changeQuery.check() }
-        var wait: Duration = .zero
-        if let text = try query.value("wait", invalid: .invalidWait) {
-            guard let value = DecimalParser.seconds(text), value <= maximumWait else {
-                throw APIError(.invalidWait, "wait must be a number of seconds from 0 to 60, not '\(abbreviated(text))'")
-            }
-            wait = value
+        return (changeQuery, try wait(query))
+    }
+
+    /// `wait`: 0...60 seconds, integer or decimal (`invalid_wait`), 0 when
+    /// absent; the same for every feed that parks.
+    static func wait(_ query: QueryParameters) throws(APIError) -> Duration {
+        guard let text = try query.value("wait", invalid: .invalidWait) else { return .zero }
+        guard let value = DecimalParser.seconds(text), value <= maximumWait else {
+            throw APIError(.invalidWait, "wait must be a number of seconds from 0 to 60, not '\(abbreviated(text))'")
         }
-        return (changeQuery, wait)
+        return value
     }
 }

@@ -27,7 +27,7 @@ import Synchronization
 /// Because each wait's handler runs exactly once and starts the next step,
 /// the answer is sent exactly once. `cancel()` may come from any thread at
 /// any time; the lock only guards which wait is current.
-final class LongPoll: Sendable {
+final class LongPoll: ParkedPoll {
     private struct State: Sendable {
         var token: WaitToken?
         var cancelled = false
@@ -88,6 +88,11 @@ final class LongPoll: Sendable {
             }
         }
         park()
+    }
+
+    /// Answers 404 now when this is `user`'s poll on `conversation`.
+    func revokeIfReading(_ conversation: ConversationID, as user: UserID) {
+        if caller == .user(user) && self.conversation == conversation { revoke() }
     }
 
     /// The caller was removed from the conversation: answer 404 now.

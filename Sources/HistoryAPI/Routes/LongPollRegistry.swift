@@ -1,14 +1,14 @@
 import HistoryStore
 import Synchronization
 
-/// The polls parked now, so a draining server can answer them all, a
+/// The polls parked now (conversation feeds and inbox feeds), so a draining server can answer them all, a
 /// removed member's can be answered 404, and no client parks more than
 /// its share (`ClientLimits.maximumParkedPollsPerClient`): a parked poll
 /// holds a connection and a waiter, and one client's thousands of them
 /// must not crowd out everyone else's.
 final class LongPollRegistry: Sendable {
     private struct State: Sendable {
-        var polls: [ObjectIdentifier: LongPoll] = [:]
+        var polls: [ObjectIdentifier: any ParkedPoll] = [:]
         var perClient: [ClientKey: Int] = [:]
         var draining = false
     }
@@ -30,7 +30,7 @@ final class LongPollRegistry: Sendable {
         self.maximumPerClient = maximumPerClient
     }
 
-    func register(_ poll: LongPoll) -> Registration {
+    func register(_ poll: any ParkedPoll) -> Registration {
         state.withLock { state in
             guard !state.draining else { return .draining }
             if let client = poll.client {
@@ -43,7 +43,7 @@ final class LongPollRegistry: Sendable {
         }
     }
 
-    func unregister(_ poll: LongPoll) {
+    func unregister(_ poll: any ParkedPoll) {
         state.withLock { state in
             guard state.polls.removeValue(forKey: ObjectIdentifier(poll)) != nil, let client = poll.client else { return }
             let left = state.perClient[client, default: 1] - 1
@@ -56,10 +56,8 @@ final class LongPollRegistry: Sendable {
     /// Answers 404 every poll `user` has parked on `conversation`: a
     /// removed member loses access at once, parked requests included.
     func revoke(user: UserID, in conversation: ConversationID) {
-        let polls = state.withLock { state in
-            state.polls.values.filter { $0.caller == .user(user) && $0.conversation == conversation }
-        }
-        for poll in polls { poll.revoke() }
+        let polls = state.withLock { Array($0.polls.values) }
+        for poll in polls { poll.revokeIfReading(conversation, as: user) }
     }
 
     var count: Int { state.withLock { $0.polls.count } }

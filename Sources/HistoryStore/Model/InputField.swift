@@ -23,6 +23,9 @@ public enum InputField: String, Hashable, Sendable, CaseIterable {
     case wait
     // The body of a member's PUT.
     case role
+    // The inbox: its page cursor, and the body of a read marker's PUT.
+    case cursor
+    case lastReadID = "last_read_id"
 
     /// The name as a client writes it, for messages: "sender must be ...".
     public var name: String { rawValue }

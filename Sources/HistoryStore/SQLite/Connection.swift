@@ -119,6 +119,12 @@ final class Connection {
         sqlite3_get_autocommit(handle) != 0
     }
 
+    /// Rows inserted, updated or deleted through this connection since it
+    /// opened: how a test checks that a write's cost does not grow.
+    var totalChanges: Int64 {
+        sqlite3_total_changes64(handle)
+    }
+
     // MARK: - Transactions
 
     enum TransactionKind: String {

@@ -11,6 +11,36 @@ extension PageQuery {
     }
 }
 
+extension InboxQuery {
+    func validate() throws(StoreError) {
+        do {
+            try check()
+        } catch {
+            throw StoreError(error)
+        }
+    }
+
+    /// The cursor as the store reads it; `.invalid(field: "cursor", ...)`
+    /// for a string the store did not write.
+    func decodedCursor() throws(StoreError) -> InboxCursor? {
+        guard let cursor else { return nil }
+        guard let decoded = InboxCursor(encoded: cursor) else {
+            throw .invalid(field: InputField.cursor.name, reason: "must be a next_cursor of an earlier page")
+        }
+        return decoded
+    }
+}
+
+extension InboxChangeQuery {
+    func validate() throws(StoreError) {
+        do {
+            try check()
+        } catch {
+            throw StoreError(error)
+        }
+    }
+}
+
 extension ChangeQuery {
     func validate() throws(StoreError) {
         do {

@@ -25,6 +25,7 @@ public final class SQLiteHistoryStore: HistoryStore {
     private let readers: ReaderPool
     private let batcher: AppendBatcher
     private let waiters: VersionWaiters
+    private let inboxWaiters: InboxWaiters
     private let seqCache = ConversationSeqCache()
     private let isClosed = Atomic<Bool>(false)
 
@@ -93,7 +94,8 @@ public final class SQLiteHistoryStore: HistoryStore {
         self.writer = writer
         self.readers = ReaderPool(connections: readerConnections)
         self.waiters = VersionWaiters()
-        self.batcher = AppendBatcher(writer: writer, waiters: waiters,
+        self.inboxWaiters = InboxWaiters()
+        self.batcher = AppendBatcher(writer: writer, waiters: waiters, inboxWaiters: inboxWaiters,
                                      maximumBatchSize: configuration.maximumBatchSize,
                                      onBatchCommitted: configuration.onBatchCommitted)
     }
@@ -220,6 +222,30 @@ public final class SQLiteHistoryStore: HistoryStore {
         return try read { reads throws(StoreError) in try reads.changes(in: conversation, query) }
     }
 
+    // MARK: - Inbox
+
+    public func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64,
+                         completion: @escaping @Sendable (Result<ReadState, StoreError>) -> Void) {
+        do throws(RuleViolation) {
+            try ReadState.lastReadIDRule.check(messageID)
+        } catch {
+            completion(.failure(StoreError(error)))
+            return
+        }
+        batcher.submit(.markRead(user, conversation: conversation, upTo: messageID, completion: completion))
+    }
+
+    public func inbox(of user: UserID, _ query: InboxQuery) throws(StoreError) -> InboxPage {
+        try query.validate()
+        let cursor = try query.decodedCursor()
+        return try read { reads throws(StoreError) in try reads.inbox(of: user, limit: query.limit, after: cursor) }
+    }
+
+    public func inboxChanges(of user: UserID, _ query: InboxChangeQuery) throws(StoreError) -> InboxFeed {
+        try query.validate()
+        return try read { reads throws(StoreError) in try reads.inboxChanges(of: user, query) }
+    }
+
     /// One read transaction on a pooled reader: a single snapshot.
     private func read<T>(_ body: (StoreReads) throws(StoreError) -> T) throws(StoreError) -> T {
         guard !isClosed.load(ordering: .acquiring) else { throw .closed }
@@ -239,12 +265,30 @@ public final class SQLiteHistoryStore: HistoryStore {
                      handler: handler)
     }
 
+    public func waitForInboxChange(of user: UserID, after activity: Int64, timeout: Duration,
+                                   handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
+        inboxWaiters.wait(
+            user: user, after: activity, timeout: timeout,
+            memberships: {
+                try? self.read { reads throws(StoreError) in
+                    try reads.membershipSeqs(of: user, limit: InboxWaiters.membershipCap + 1)
+                }
+            },
+            hasChanges: { try? self.read { reads throws(StoreError) in try reads.hasInboxChanges(of: user, after: activity) } },
+            handler: handler)
+    }
+
+    /// Either kind of wait: inbox tokens carry their own mark.
     public func cancelWait(_ token: WaitToken) {
-        waiters.cancel(token)
+        if InboxWaiters.owns(token) {
+            inboxWaiters.cancel(token)
+        } else {
+            waiters.cancel(token)
+        }
     }
 
     public var parkedWaitCount: Int {
-        waiters.parkedCount
+        waiters.parkedCount + inboxWaiters.parkedCount
     }
 
     // MARK: - Beyond the protocol
@@ -261,12 +305,13 @@ public final class SQLiteHistoryStore: HistoryStore {
         for message in messages { try MessageRules.validate(message) }
         guard !isClosed.load(ordering: .acquiring) else { throw .closed }
         let result = Result { () throws(StoreError) in
-            try writer.sync { () -> Result<(ids: ClosedRange<Int64>, version: Int64)?, StoreError> in
+            try writer.sync { () -> Result<(ids: ClosedRange<Int64>, seq: Int64, version: Int64, activity: Int64)?, StoreError> in
                 Result { () throws(StoreError) in try writer.bulkAppend(messages, to: conversation) }
             }.get()
         }
         guard let loaded = try result.get() else { return nil }
         waiters.publish(conversation: conversation, version: loaded.version, changed: ChangedMessageIDs(range: loaded.ids))
+        inboxWaiters.publish(activity: loaded.activity, conversations: [loaded.seq], users: [])
         return loaded.ids
     }
 
@@ -301,6 +346,7 @@ public final class SQLiteHistoryStore: HistoryStore {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         batcher.close()
         waiters.close()
+        inboxWaiters.close()
         readers.close()
         writer.close()
     }

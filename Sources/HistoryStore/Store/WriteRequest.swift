@@ -16,6 +16,8 @@ enum WriteRequest: Sendable {
                    completion: @Sendable (Result<MemberChange, StoreError>) -> Void)
     case removeMember(UserID, conversation: ConversationID,
                       completion: @Sendable (Result<Bool, StoreError>) -> Void)
+    case markRead(UserID, conversation: ConversationID, upTo: Int64,
+                  completion: @Sendable (Result<ReadState, StoreError>) -> Void)
 
     /// Answers the request with `error`.
     func fail(_ error: StoreError) {
@@ -26,6 +28,7 @@ enum WriteRequest: Sendable {
         case .delete(_, _, let completion): completion(.failure(error))
         case .putMember(_, _, _, let completion): completion(.failure(error))
         case .removeMember(_, _, let completion): completion(.failure(error))
+        case .markRead(_, _, _, let completion): completion(.failure(error))
         }
     }
 }

@@ -19,6 +19,12 @@ extension Writer {
         /// The messages each conversation's new version changed, so a wait
         /// filtered to other ids can stay parked.
         var changedIDs: [ConversationID: [Int64]] = [:]
+        /// The conversations (seqs) the batch changed, the users whose
+        /// marker or membership it changed, and its last `activity` value:
+        /// what wakes the inbox waits.
+        var inboxConversations: Set<Int64> = []
+        var inboxUsers: Set<String> = []
+        var activity: Int64 = 0
         var committed = false
     }
 
@@ -28,8 +34,14 @@ extension Writer {
     struct PendingCounters {
         let id: ConversationID
         var version: Int64
+        /// `version` as stored before this batch.
+        let storedVersion: Int64
         /// `message_count` as stored before this batch.
         let storedMessageCount: Int64
+        /// `newest_id` as stored before this batch.
+        let storedNewestID: Int64?
+        /// The conversation's last change on the `activity` counter.
+        var activity: Int64
         var appended: Int64 = 0
         var firstAppendedID: Int64?
         var lastAppendedID: Int64?
@@ -68,6 +80,7 @@ extension Writer {
         dispatchPrecondition(condition: .onQueue(queue))
         var outcome = BatchOutcome()
         pending.removeAll(keepingCapacity: true)
+        batchInboxUsers.removeAll(keepingCapacity: true)
         do throws(SQLiteError) {
             try connection.cachedStatement(sql: "BEGIN IMMEDIATE").execute()
         } catch {
@@ -103,6 +116,10 @@ extension Writer {
                 let result = Result { () throws(StoreError) in try removeMember(user, from: conversation) }
                 outcome.answers.append { completion(result) }
                 failure = result.failure
+            case .markRead(let user, let conversation, let messageID, let completion):
+                let result = Result { () throws(StoreError) in try markRead(user, in: conversation, upTo: messageID) }
+                outcome.answers.append { completion(result) }
+                failure = result.failure
             }
             // Some errors (SQLITE_FULL, IOERR, NOMEM...) make SQLite roll the
             // whole transaction back; later statements would then commit one
@@ -113,15 +130,23 @@ extension Writer {
         }
         do throws(SQLiteError) {
             try writeBackCounters()
+            try writeBackActivity()
             try connection.cachedStatement(sql: "COMMIT").execute()
         } catch {
             connection.rollback()
             return failed(batch, with: StoreError(error))
         }
-        for counters in pending.values {
-            outcome.versions[counters.id] = counters.version
+        for (seq, counters) in pending {
+            // A member change moves the conversation's activity, not its
+            // version: only a new version wakes the message feed's waits.
+            if counters.version != counters.storedVersion { outcome.versions[counters.id] = counters.version }
+            outcome.inboxConversations.insert(seq)
         }
+        outcome.inboxUsers = batchInboxUsers
+        outcome.activity = activity
+        storedActivity = activity
         pending.removeAll(keepingCapacity: true)
+        batchInboxUsers.removeAll(keepingCapacity: true)
         committedSeqs.merge(batchSeqs) { _, new in new }
         batchSeqs.removeAll()
         outcome.committed = true
@@ -131,11 +156,12 @@ extension Writer {
     private func writeBackCounters() throws(SQLiteError) {
         let update = try connection.cachedStatement(sql: """
             UPDATE conversations SET message_count = message_count + ?, oldest_id = coalesce(oldest_id, ?),
-                                     newest_id = coalesce(?, newest_id), version = ?
+                                     newest_id = coalesce(?, newest_id), version = ?, activity = ?
             WHERE seq = ?
             """)
         for (seq, counters) in pending {
-            try update.execute(counters.appended, counters.firstAppendedID, counters.lastAppendedID, counters.version, seq)
+            try update.execute(counters.appended, counters.firstAppendedID, counters.lastAppendedID, counters.version,
+                               counters.activity, seq)
         }
     }
 
@@ -153,6 +179,12 @@ extension Writer {
     private func resetCaches() {
         batchSeqs.removeAll()
         pending.removeAll()
+        batchInboxUsers.removeAll()
+        // Values taken by the failed batch are skipped, never reused.
+        if let stored = try? Self.loadActivity(connection) {
+            activity = max(activity, stored)
+            storedActivity = stored
+        }
         if let stored = try? Self.loadNextMessageID(connection) {
             nextMessageID = max(nextMessageID, stored)
         }
@@ -162,11 +194,16 @@ extension Writer {
     func counters(seq: Int64, id: ConversationID) throws(StoreError) -> PendingCounters {
         if let counters = pending[seq] { return counters }
         let stored = try sqlite { () throws(SQLiteError) in
-            try connection.cachedStatement(sql: "SELECT version, message_count FROM conversations WHERE seq = ?")
-                .firstRow(seq) { (version: $0.int64(0), messageCount: $0.int64(1)) }
+            try connection.cachedStatement(sql: """
+                SELECT version, message_count, newest_id, activity FROM conversations WHERE seq = ?
+                """).firstRow(seq) { row in
+                (version: row.int64(0), messageCount: row.int64(1), newestID: row.optionalInt64(2), activity: row.int64(3))
+            }
         }
         guard let stored else { throw .storage(code: SQLITE_ERROR, message: "conversation row \(seq) vanished") }
-        return PendingCounters(id: id, version: stored.version, storedMessageCount: stored.messageCount)
+        return PendingCounters(id: id, version: stored.version, storedVersion: stored.version,
+                               storedMessageCount: stored.messageCount, storedNewestID: stored.newestID,
+                               activity: stored.activity)
     }
 
     /// Runs `body`, a request that writes more than one row, as one unit

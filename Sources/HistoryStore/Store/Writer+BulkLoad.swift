@@ -4,10 +4,12 @@ import Dispatch
 /// for the whole list, for benchmarks and seeding.
 extension Writer {
     /// Appends `messages` in one transaction (the bench and `seed --direct`);
-    /// returns the ids given and the conversation's new version. A repeated
-    /// or already used `client_id` fails the whole load with `.clientIDConflict`.
+    /// returns the ids given, the conversation's seq and new version, and
+    /// the load's last `activity` value (each message takes one, as if
+    /// appended one by one). A repeated or already used `client_id` fails
+    /// the whole load with `.clientIDConflict`.
     func bulkAppend(_ messages: [NewMessage], to conversation: ConversationID) throws(StoreError)
-        -> (ids: ClosedRange<Int64>, version: Int64)? {
+        -> (ids: ClosedRange<Int64>, seq: Int64, version: Int64, activity: Int64)? {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !messages.isEmpty else { return nil }
         // Taken before writing: if COMMIT fails half-way these ids may
@@ -15,7 +17,9 @@ extension Writer {
         let ids = try takeMessageIDs(messages.count)
         let firstID = ids.lowerBound
         let lastID = ids.upperBound
-        let version = try connection.transaction(.immediate, mapError: StoreError.init) { () throws(StoreError) -> Int64 in
+        let before = activity
+        let loaded = try connection.transaction(.immediate, mapError: StoreError.init) {
+            () throws(StoreError) -> (seq: Int64, version: Int64) in
             guard let seq = try seq(of: conversation) else { throw .conversationNotFound(conversation) }
             // The batch path's counters and checks: a tampered version or
             // message_count fails the load instead of trapping.
@@ -49,15 +53,23 @@ extension Writer {
                 }
             }
             let after = counters.version
+            guard before <= Int64.max - Int64(messages.count) else {
+                throw .impossibleStoredValue("the activity counter is at \(before), too high to number \(messages.count) more changes")
+            }
+            let lastActivity = before + Int64(messages.count)
             try sqlite { () throws(SQLiteError) in
                 try connection.cachedStatement(sql: """
                     UPDATE conversations SET message_count = message_count + ?, oldest_id = coalesce(oldest_id, ?),
-                                             newest_id = ?, version = ?
+                                             newest_id = ?, version = ?, activity = ?
                     WHERE seq = ?
-                    """).execute(messages.count, firstID, lastID, after, seq)
+                    """).execute(messages.count, firstID, lastID, after, lastActivity, seq)
+                try connection.cachedStatement(sql: "UPDATE activity_counter SET value = ? WHERE id = 1").execute(lastActivity)
             }
-            return after
+            return (seq, after)
         }
-        return (firstID...lastID, version)
+        // Only once committed: a rolled-back load took no values.
+        activity = before + Int64(messages.count)
+        storedActivity = activity
+        return (firstID...lastID, loaded.seq, loaded.version, activity)
     }
 }

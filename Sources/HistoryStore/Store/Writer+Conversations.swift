@@ -3,24 +3,27 @@ extension Writer {
     /// With an `owner`, two rows are written (the conversation and its
     /// owner), so they are made one unit with a savepoint; without one the
     /// single INSERT needs none.
+    /// Creating takes an `activity` value, shared by the owner's member row.
     func createConversation(id: ConversationID?, title: String?, owner: UserID?) throws(StoreError) -> Conversation {
+        let activity = try takeActivity()
         guard let owner else {
-            let (seq, conversation) = try insertConversation(id: id, title: title)
+            let (seq, conversation) = try insertConversation(id: id, title: title, activity: activity)
             batchSeqs[conversation.id.rawValue] = seq
             return conversation
         }
         let (seq, conversation) = try asOneUnit { () throws(StoreError) in
-            let (seq, conversation) = try insertConversation(id: id, title: title)
-            try insertMember(Member(userID: owner, role: .owner, joinedAt: conversation.createdAt), seq: seq)
+            let (seq, conversation) = try insertConversation(id: id, title: title, activity: activity)
+            try insertMember(Member(userID: owner, role: .owner, joinedAt: conversation.createdAt), seq: seq, activity: activity)
             return (seq, conversation)
         }
         // Only once both rows stand: a rolled-back seq must not be remembered.
         batchSeqs[conversation.id.rawValue] = seq
+        batchInboxUsers.insert(owner.rawValue)
         return conversation
     }
 
     /// Writes the conversation row; the caller records its seq in `batchSeqs`.
-    private func insertConversation(id: ConversationID?, title: String?) throws(StoreError)
+    private func insertConversation(id: ConversationID?, title: String?, activity: Int64) throws(StoreError)
         -> (seq: Int64, conversation: Conversation) {
         let title = title?.isEmpty == false ? title : nil
         let conversationID: ConversationID
@@ -42,8 +45,8 @@ extension Writer {
         }
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
-                INSERT INTO conversations (seq, id, title, created_at) VALUES (?, ?, ?, ?)
-                """).execute(seq, conversationID.rawValue, title, createdAt.millisecondsSinceEpoch)
+                INSERT INTO conversations (seq, id, title, created_at, activity) VALUES (?, ?, ?, ?, ?)
+                """).execute(seq, conversationID.rawValue, title, createdAt.millisecondsSinceEpoch, activity)
         }
         return (seq, Conversation(id: conversationID, title: title, createdAt: createdAt, messageCount: 0,
                                   oldestID: nil, newestID: nil, version: 0))

@@ -32,6 +32,7 @@ extension Writer {
         var counters = try self.counters(seq: seq, id: conversation)
         try counters.advanceVersion()
         try counters.checkRoomForAppend()
+        counters.activity = try takeActivity()
         // Taken before the INSERT and never given back: if the statement
         // fails the id is simply skipped (gaps are allowed, reuse is not).
         let id = try takeMessageIDs(1).lowerBound
@@ -58,6 +59,7 @@ extension Writer {
         guard !current.deleted else { throw .messageDeleted(messageID: messageID) }
         var counters = try self.counters(seq: seq, id: conversation)
         try counters.advanceVersion()
+        counters.activity = try takeActivity()
         let editedAt = Timestamp.now()
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
@@ -82,6 +84,7 @@ extension Writer {
         guard !current.deleted else { return current }
         var counters = try self.counters(seq: seq, id: conversation)
         try counters.advanceVersion()
+        counters.activity = try takeActivity()
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
                 UPDATE messages SET body = '', client_fingerprint = NULL, deleted = 1, version = ? WHERE place = ?

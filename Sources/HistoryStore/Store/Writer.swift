@@ -28,6 +28,16 @@ final class Writer: @unchecked Sendable {
     /// The counters of the conversations the batch being written touched,
     /// keyed by seq; empty between batches.
     var pending: [Int64: PendingCounters] = [:]
+    /// The last `activity` value handed out: never lowered, so a value is
+    /// never given to two changes. Kept here and written to
+    /// `activity_counter` once per batch.
+    var activity: Int64
+    /// The counter's value as committed: the batch writes the row only when
+    /// `activity` moved past it.
+    var storedActivity: Int64
+    /// Users whose marker or membership the batch being written changed:
+    /// their inbox waits are woken after COMMIT.
+    var batchInboxUsers: Set<String> = []
 
     private static let seqCacheCapacity = 100_000
 
@@ -36,6 +46,9 @@ final class Writer: @unchecked Sendable {
     init(connection: Connection) throws(StoreError) {
         self.connection = connection
         self.nextMessageID = try Self.loadNextMessageID(connection)
+        let activity = try Self.loadActivity(connection)
+        self.activity = activity
+        self.storedActivity = activity
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
     }
 

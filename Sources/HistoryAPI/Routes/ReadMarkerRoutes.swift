@@ -1,0 +1,42 @@
+import HTTPCore
+import HistoryStore
+
+/// `PUT /v1/conversations/{cid}/members/{uid}/read` body
+/// `{"last_read_id": N}`: moves a member's read marker forward.
+///
+/// Forward only, and clamped by the store: N at or below the marker
+/// changes nothing and is still 200 with the current state (two devices
+/// racing must not move the marker back); N above `newest_id` is taken as
+/// `newest_id`. A write: rate-limited as one.
+///
+/// Who may: a user token its own marker in a conversation it is a member
+/// of (a stranger gets the 404 a missing conversation gets; another user's
+/// marker 403); admins and open mode anyone's, and for a user who is not a
+/// member they learn so: 404 `member_not_found`.
+struct ReadMarkerRoutes {
+    let environment: RouteEnvironment
+
+    func register(in router: inout Router) {
+        router.add(.put, "/v1/conversations/{cid}/members/{uid}/read") { request throws(APIError) in try markRead(request) }
+    }
+
+    private func markRead(_ request: APIRequest) throws(APIError) {
+        let conversation = try environment.conversationID(request)
+        let target = try environment.pathUser(request, at: 1)
+        let grant = try environment.authorize(request, .markRead(target: target), in: conversation)
+        // 0 up to Int64.max (`invalid_message_id`): 0 reads nothing, as a null marker.
+        let upTo = try RequestBody(request.http.body).requiredInteger(ReadState.lastReadIDRule)
+        environment.store.markRead(target, in: conversation, upTo: upTo) { [environment] result in
+            switch result {
+            case .success(let state):
+                request.respond(.ok, json: JSONWriter.readState(state))
+            case .failure(.memberNotFound) where grant.user != nil:
+                // Removed between the access check and the write: to a user
+                // that is a conversation it is no longer in, as for any stranger.
+                request.fail(APIError(StoreError.conversationNotFound(conversation)))
+            case .failure(let error):
+                request.fail(environment.apiError(error, request: request))
+            }
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Dispatch
+import Synchronization
+
+/// Parked long-polls of user feeds: "tell me when something in U's inbox
+/// changes after activity A", without a thread per wait.
+///
+/// A wait is registered under its user (woken when the user's marker or
+/// memberships change) and under each of the user's conversations, read once
+/// when it parks (woken by any change there): so a post wakes the parked
+/// members of its conversation and nobody else, and a commit costs one
+/// dictionary lookup per conversation it touched. A user with more than
+/// `membershipCap` conversations is woken by every commit instead (a
+/// spurious wake costs that user one feed read, nothing more).
+///
+/// As in `VersionWaiters`, a wait registers before it looks, so a commit
+/// between the look and the registration cannot be missed. Its tokens have
+/// the top bit set, so the store tells them apart from conversation waits'.
+final class InboxWaiters: Sendable {
+    static let tokenFlag: UInt64 = 1 << 63
+    static let membershipCap = 5000
+
+    private struct Waiter {
+        let user: String
+        let after: Int64
+        var conversations: [Int64] = []
+        var watchesEverything = false
+        let handler: @Sendable (WaitOutcome) -> Void
+        let timer: TimerBox
+    }
+
+    private struct State {
+        var nextToken: UInt64 = 1
+        var waiters: [UInt64: Waiter] = [:]
+        var byUser: [String: Set<UInt64>] = [:]
+        var byConversation: [Int64: Set<UInt64>] = [:]
+        var watchingEverything: Set<UInt64> = []
+        var isClosed = false
+    }
+
+    private let state = Mutex(State())
+    private let delivery = DispatchQueue(label: "history-store.inbox-waiters", attributes: .concurrent)
+
+    static func owns(_ token: WaitToken) -> Bool {
+        token.rawValue & tokenFlag != 0
+    }
+
+    /// Parks a wait. `memberships` reads up to `membershipCap + 1` of the
+    /// user's conversation seqs (nil when it cannot: the wait then watches
+    /// every commit); `hasChanges` tells whether the feed already has
+    /// something after `activity` (nil when it cannot be read: the wait then
+    /// ends by a commit, its timeout or close).
+    func wait(user: UserID, after activity: Int64, timeout: Duration,
+              memberships: () -> [Int64]?, hasChanges: () -> Bool?,
+              handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
+        let key = user.rawValue
+        let timer = TimerBox(queue: delivery)
+        let token: UInt64? = state.withLock { state in
+            guard !state.isClosed else { return nil }
+            let token = Self.tokenFlag | state.nextToken
+            state.nextToken += 1
+            state.waiters[token] = Waiter(user: key, after: activity, handler: handler, timer: timer)
+            state.byUser[key, default: []].insert(token)
+            return token
+        }
+        guard let token else {
+            timer.cancel()
+            delivery.async { handler(.closing) }
+            return WaitToken(rawValue: 0)
+        }
+        timer.arm(after: timeout) { [weak self] in self?.finish(token, with: .timedOut) }
+        let seqs = memberships()
+        state.withLock { state in
+            guard var waiter = state.waiters[token] else { return }
+            if let seqs, seqs.count <= Self.membershipCap {
+                for seq in seqs { state.byConversation[seq, default: []].insert(token) }
+                waiter.conversations = seqs
+            } else {
+                state.watchingEverything.insert(token)
+                waiter.watchesEverything = true
+            }
+            state.waiters[token] = waiter
+        }
+        if hasChanges() == true { finish(token, with: .changed) }
+        return WaitToken(rawValue: token)
+    }
+
+    /// Called after a commit: `activity` is its last value, `conversations`
+    /// the seqs it changed, `users` those whose marker or memberships it
+    /// changed.
+    func publish(activity: Int64, conversations: Set<Int64>, users: Set<String>) {
+        let woken: [Waiter] = state.withLock { state in
+            guard !state.waiters.isEmpty else { return [] }
+            var tokens = state.watchingEverything
+            for seq in conversations { if let parked = state.byConversation[seq] { tokens.formUnion(parked) } }
+            for user in users { if let parked = state.byUser[user] { tokens.formUnion(parked) } }
+            var woken: [Waiter] = []
+            for token in tokens {
+                guard let waiter = state.waiters[token], waiter.after < activity else { continue }
+                woken.append(waiter)
+                Self.remove(token, from: &state)
+            }
+            return woken
+        }
+        for waiter in woken { deliver(.changed, to: waiter) }
+    }
+
+    func cancel(_ token: WaitToken) {
+        finish(token.rawValue, with: .cancelled)
+    }
+
+    var parkedCount: Int {
+        state.withLock { $0.waiters.count }
+    }
+
+    /// Answers every parked wait `.closing` (and every later one at once),
+    /// and returns once those handlers have run.
+    func close() {
+        let all: [Waiter] = state.withLock { state in
+            state.isClosed = true
+            let all = Array(state.waiters.values)
+            state.waiters.removeAll()
+            state.byUser.removeAll()
+            state.byConversation.removeAll()
+            state.watchingEverything.removeAll()
+            return all
+        }
+        for waiter in all { deliver(.closing, to: waiter) }
+        delivery.sync(flags: .barrier) {}
+    }
+
+    // MARK: - Private
+
+    private func finish(_ token: UInt64, with outcome: WaitOutcome) {
+        let waiter: Waiter? = state.withLock { state in
+            guard let waiter = state.waiters[token] else { return nil }
+            Self.remove(token, from: &state)
+            return waiter
+        }
+        if let waiter { deliver(outcome, to: waiter) }
+    }
+
+    private func deliver(_ outcome: WaitOutcome, to waiter: Waiter) {
+        waiter.timer.cancel()
+        let handler = waiter.handler
+        delivery.async { handler(outcome) }
+    }
+
+    private static func remove(_ token: UInt64, from state: inout State) {
+        guard let waiter = state.waiters.removeValue(forKey: token) else { return }
+        removeToken(token, key: waiter.user, from: &state.byUser)
+        for seq in waiter.conversations { removeToken(token, key: seq, from: &state.byConversation) }
+        if waiter.watchesEverything { state.watchingEverything.remove(token) }
+    }
+
+    private static func removeToken<Key: Hashable>(_ token: UInt64, key: Key, from map: inout [Key: Set<UInt64>]) {
+        map[key]?.remove(token)
+        if map[key]?.isEmpty == true { map[key] = nil }
+    }
+}
