@@ -17,7 +17,7 @@ extension BenchSuite {
 
     func inboxRows(log: (String) -> Void) throws -> InboxRows {
         let s = settings
-        let seconds = "\(Int(s.duration.secondsDouble))s"
+        let url = s.endpoint.description
         let admin = s.baseline?.adminAuthorization()
         let setup = InboxBenchSetup(endpoint: s.endpoint, authorization: admin, small: s.inboxSmall, large: s.inboxLarge,
                                     crowd: s.crowdMembers, pollers: s.inboxPollers, feedConversations: s.inboxFeedConversations,
@@ -79,12 +79,12 @@ extension BenchSuite {
                 let roles = Array(repeating: LoadRun.Role(scenario: .inbox, paced: false, make: { _ in InboxPageUser(userID: user, limit: limit) }),
                                   count: s.clients)
                 pageRounds[index].append(try measure(page.name + suffix, plan(empty, clients: s.clients, roles: roles), catalog: empty,
-                                                     command: "bench (inbox page of \(user), limit \(limit), \(s.clients) connections, \(seconds))",
+                                                     command: "bench --url \(url)",
                                                      kind: .inboxPage))
             }
             for (index, post) in postRows.enumerated() {
                 postRounds[index].append(try measure(post.name + suffix, plan(post.catalog, clients: s.posters), catalog: post.catalog,
-                                                     command: "bench (\(s.posters) posters appending to \(post.catalog.entries[0].id), \(seconds))",
+                                                     command: "bench --url \(url)",
                                                      kind: .post))
             }
         }
@@ -114,15 +114,14 @@ extension BenchSuite {
         let sampler = pid.map { ResidentMemorySampler(pid: $0) }
         var feed = try measure("Post-to-inbox-feed, \(Format.grouped(s.inboxPollers)) users parked on their inbox feeds", feedPlan,
                                catalog: feedCatalog,
-                               command: "bench (\(s.inboxPollers) inbox feed long-polls, each user in \(setup.pollerConversations(0).count) of "
-                                   + "\(s.inboxFeedConversations) conversations, \(writers) writers at \(Int(rate)) posts/s)",
+                               command: "bench --url \(url) --inbox-pollers \(s.inboxPollers)",
                                kind: .inboxDelivery)
         let peak = sampler?.stop()
         let deliveries = Double(feed.report.kinds.first { $0.kind == RequestKind.inboxDelivery.name }?.count ?? 0)
         feed.rate = deliveries / max(0.001, feed.report.durationSeconds - Double(warmup) / 1e9)
         let posted = feed.report.kinds.first { $0.kind == RequestKind.post.name }?.count ?? 0
         feed.note = "deliveries per second, from the post's send to the feed's answer: \(Format.grouped(Int(posted))) posts at \(Int(rate))/s "
-            + "after a \(Format.fixed(Double(warmup) / 1e9, 1)) s warm-up, each to the ~\(s.inboxPollers * setup.pollerConversations(0).count / max(1, s.inboxFeedConversations)) members of its conversation; "
+            + "after a \(Format.fixed(Double(warmup) / 1e9, 1)) s warm-up, each to the ~\(Format.fixed(Double(s.inboxPollers * setup.pollerConversations(0).count) / Double(max(1, s.inboxFeedConversations)), 1)) parked members of its conversation; "
             + (peak.map { "server peak RSS \(Format.bytes($0))" } ?? "server RSS not readable (--server-pid)") + feed.note
         return InboxRows(pages: pages, posts: posts, feed: feed)
     }

@@ -165,6 +165,7 @@ struct CheckCounters {
     var inboxPages = 0
     var inboxWalks = 0
     var unreadCompared = 0
+    var readingsCompared = 0
     var markersMoved = 0
     var markersHeld = 0
     var inboxEvents = 0
@@ -179,7 +180,8 @@ struct CheckCounters {
         if retriesChecked > 0 { state.checks["idempotent retries checked", default: 0] += retriesChecked }
         if inboxPages > 0 { state.checks["inbox pages checked", default: 0] += inboxPages }
         if inboxWalks > 0 { state.checks["inbox walks checked", default: 0] += inboxWalks }
-        if unreadCompared > 0 { state.checks["unread counts compared with the model", default: 0] += unreadCompared }
+        if unreadCompared > 0 { state.checks["unread counts at a marked newest message compared", default: 0] += unreadCompared }
+        if readingsCompared > 0 { state.checks["unread counts compared with the messages read", default: 0] += readingsCompared }
         if markersMoved > 0 { state.checks["read markers moved", default: 0] += markersMoved }
         if markersHeld > 0 { state.checks["read markers held against a lower PUT", default: 0] += markersHeld }
         if inboxEvents > 0 { state.checks["inbox feed events checked", default: 0] += inboxEvents }

@@ -134,7 +134,7 @@ final class InboxUser: CallbackUser {
         let row = reading.row
         guard !row.unreadCapped, let newest = reading.newest, newest == row.lastMessageID,
               let coveredFrom = reading.coveredFrom, coveredFrom <= (row.firstUnreadID ?? (row.lastReadID ?? 0) + 1) else { return }
-        context.counters.unreadCompared += 1
+        context.counters.readingsCompared += 1
         if Int64(reading.unread) != row.unreadCount || reading.firstUnread != row.firstUnreadID {
             context.log.violation(.unreadExact, "\(reading.label): the row said unread_count \(row.unreadCount), first_unread_id "
                                   + "\(InboxChecks.text(row.firstUnreadID)) above last_read_id \(InboxChecks.text(row.lastReadID)); "
