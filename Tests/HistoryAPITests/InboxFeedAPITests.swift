@@ -3,6 +3,7 @@ import Foundation
 import HTTPCore
 import HistoryAPI
 import HistoryClient
+import HistoryStore
 import Synchronization
 import Testing
 

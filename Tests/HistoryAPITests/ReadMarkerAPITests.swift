@@ -3,6 +3,7 @@ import Foundation
 import HTTPCore
 import HistoryAPI
 import HistoryClient
+import HistoryStore
 import Testing
 
 /// `PUT /v1/conversations/{cid}/members/{uid}/read` over real sockets:
