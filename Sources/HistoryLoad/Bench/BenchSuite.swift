@@ -18,6 +18,8 @@ struct BenchSuite {
         var progress = true
         /// The inbox rows (a set-up of about 50,000 requests the first time).
         var inbox = true
+        /// Only the inbox rows (no `load-` conversations needed).
+        var inboxOnly = false
         /// The inbox page rows' two users: this many conversations each.
         var inboxSmall = 10
         var inboxLarge = 10_000
@@ -60,6 +62,10 @@ struct BenchSuite {
 
     func run(log: (String) -> Void) throws -> [Row] {
         let s = settings
+        if s.inboxOnly {
+            let inbox = try inboxRows(log: log)
+            return inbox.pages + inbox.posts + [inbox.feed]
+        }
         let url = s.endpoint.description
         let seconds = "\(Int(s.duration.secondsDouble))s"
         var rows: [Row] = []

@@ -60,6 +60,9 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Leave out the inbox rows (their set-up makes about 50,000 requests the first time).")
     var noInbox = false
 
+    @Flag(help: "Only the inbox rows (they need no seeded `load-` conversations).")
+    var inboxOnly = false
+
     @Option(help: "Also write every row's full report as JSON to this file.")
     var json: String?
 
@@ -74,6 +77,7 @@ struct BenchCommand: ParsableCommand {
               inboxConversations >= 10, crowdMembers >= 2, inboxPollers >= 1 else {
             throw ValidationError("Counts must be positive.")
         }
+        guard !(noInbox && inboxOnly) else { throw ValidationError("--no-inbox and --inbox-only exclude each other.") }
     }
 
     func run() throws {
@@ -81,6 +85,7 @@ struct BenchCommand: ParsableCommand {
                                            longPolls: longPolls, longPollConversations: longPollConversations,
                                            idleConnections: idle, pageRounds: pageRounds, warmup: warmup.duration, progress: !quiet)
         settings.inbox = !noInbox
+        settings.inboxOnly = inboxOnly
         settings.inboxLarge = inboxConversations
         settings.crowdMembers = crowdMembers
         settings.inboxPollers = inboxPollers
