@@ -60,6 +60,27 @@ struct OptionTests {
         #expect(throws: (any Error).self) { try RunCommand.parse(["--url", "http://127.0.0.1:1", "--loops", "0"]) }
         #expect(throws: (any Error).self) { try SeedCommand.parse(["--conversations", "2"]) }
         #expect(throws: (any Error).self) { try RunCommand.parse(["--url", "http://127.0.0.1:1", "--clients", "0"]) }
+        let inbox = try RunCommand.parse(["--url", "http://127.0.0.1:1", "--scenario", "inbox", "--members", "8", "--writers", "2"])
+        #expect(inbox.scenario == .inbox && inbox.tokens.members == 8 && inbox.writers == 2)
+        let seed = try SeedCommand.parse(["--url", "http://127.0.0.1:1", "--add-members", "--members", "5"])
+        #expect(seed.addMembers && seed.tokens.memberSubjects == (0..<5).map { LoadCredentials.subject(ofUser: $0, members: 5) })
+        let bench = try BenchCommand.parse(["--url", "http://127.0.0.1:1", "--inbox-only", "--inbox-pollers", "50", "--server-pid", "7"])
+        #expect(bench.inboxOnly && !bench.noInbox && bench.inboxPollers == 50 && bench.serverPID == 7)
+        #expect(throws: (any Error).self) { try BenchCommand.parse(["--url", "http://127.0.0.1:1", "--inbox-only", "--no-inbox"]) }
+        #expect(throws: (any Error).self) { try BenchCommand.parse(["--url", "http://127.0.0.1:1", "--inbox-conversations", "3"]) }
+    }
+
+    /// The inbox scenario: inbox users beside writers that share the rate.
+    @Test func inboxRolesAreReadersAndPacedWriters() {
+        var plan = LoadPlan(endpoint: ServerEndpoint(host: "127.0.0.1", port: 1), scenario: .inbox, clients: 8, duration: .seconds(1))
+        plan.rate = 40
+        let roles = LoadRun.roles(for: plan)
+        #expect(roles.filter { $0.scenario == .inbox && !$0.paced }.count == 8)
+        let writers = roles.filter { $0.scenario == .post }
+        #expect(writers.count == 2 && writers.allSatisfy { $0.paced && $0.rate == 20 })
+        var settings = RunSettings()
+        settings.inboxUsers = 3
+        #expect(settings.inboxUser(ofUser: 4) == (id: "load-user-0001", path: "load-user-0001"))
     }
 }
 

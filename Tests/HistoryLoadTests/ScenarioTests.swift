@@ -73,14 +73,19 @@ struct ScenarioTests {
 @Suite("Bench suite against history-server", .serialized)
 struct BenchSuiteTests {
     /// The whole suite at toy sizes: every row present in its order, the
-    /// page rows' notes built from their rounds, nothing violated.
+    /// page rows' notes built from their rounds, nothing violated; the
+    /// inbox rows after them, their set-up made by the suite itself.
     @Test func theSuiteProducesEveryRowInRounds() throws {
         try withSeededServer { server, _ in
-            let settings = BenchSuite.Settings(endpoint: server.endpoint, duration: .milliseconds(400), clients: 2, posters: 4,
+            var settings = BenchSuite.Settings(endpoint: server.endpoint, duration: .milliseconds(400), clients: 2, posters: 4,
                                                longPolls: 20, longPollConversations: 5, idleConnections: 10,
                                                pageRounds: 2, warmup: .milliseconds(200), progress: false)
+            settings.inboxLarge = 40
+            settings.crowdMembers = 12
+            settings.inboxPollers = 20
+            settings.inboxFeedConversations = 5
             let rows = try BenchSuite(settings: settings).run { _ in }
-            #expect(rows.count == 6)
+            #expect(rows.count == 11)
             let names = rows.map(\.name)
             #expect(names[0].hasPrefix("Deep `before` pages, load-0000"))
             #expect(names[1] == "Newest page, load-0000")
@@ -88,14 +93,28 @@ struct BenchSuiteTests {
             #expect(names[3] == "Appends, 4 posters")
             #expect(names[4].hasPrefix("Post-to-delivery, 20 long-polls"))
             #expect(names[5] == "Deep pages with 10 idle keep-alive connections open")
+            #expect(names[6] == "Inbox page, a user with 10 conversations")
+            #expect(names[7] == "Inbox page, a user with 40 conversations")
+            #expect(names[8] == "Appends to a conversation with 2 members, 4 posters")
+            #expect(names[9] == "Appends to a conversation with 12 members, 4 posters")
+            #expect(names[10] == "Post-to-inbox-feed, 20 users parked on their inbox feeds")
             #expect(rows[0].note.contains("median of 2 rounds: "))
             #expect(rows[1].note.contains(" vs deep (median of 2 rounds: "))
             #expect(rows[5].note.hasPrefix("10 idle open; "))
+            #expect(rows[7].note.contains(" vs 10 conversations (median of 2 rounds: "))
+            #expect(rows[9].note.contains(" vs 2 members (median of 2 rounds: "))
+            #expect(rows[10].note.contains("server peak RSS "))
             #expect(rows.allSatisfy { $0.report.passed }, "\(rows.map(\.note))")
             // Pages and appends always flow; deliveries in 0.4 s depend on the machine's load.
-            #expect([0, 1, 2, 3, 5].allSatisfy { rows[$0].rate > 0 })
+            #expect([0, 1, 2, 3, 5, 6, 7, 8, 9].allSatisfy { rows[$0].rate > 0 })
+            #expect(rows[6...9].allSatisfy { $0.report.errorCount == 0 })
             let markdown = BenchSuite.markdown(rows)
-            #expect(markdown.split(separator: "\n").filter { $0.hasPrefix("| ") }.count == 7)
+            #expect(markdown.split(separator: "\n").filter { $0.hasPrefix("| ") }.count == 12)
+            // A second suite finds the inbox set-up complete and makes nothing again.
+            var logged: [String] = []
+            settings.pageRounds = 1
+            _ = try BenchSuite(settings: settings).inboxRows { logged.append($0) }
+            #expect(!logged.contains { $0.contains("set-up") }, "\(logged)")
         }
     }
 }

@@ -16,6 +16,21 @@ struct BenchSuite {
         /// Unreported page load before the page rows, per warm-up scenario.
         var warmup: Duration = .seconds(5)
         var progress = true
+        /// The inbox rows (a set-up of about 50,000 requests the first time).
+        var inbox = true
+        /// Only the inbox rows (no `load-` conversations needed).
+        var inboxOnly = false
+        /// The inbox page rows' two users: this many conversations each.
+        var inboxSmall = 10
+        var inboxLarge = 10_000
+        /// Members of the large conversation of the inbox append rows.
+        var crowdMembers = 1_000
+        /// Users parked on their inbox feeds, members of these conversations.
+        var inboxPollers = 10_000
+        var inboxFeedConversations = 1_000
+        var membershipsPerPoller = 2
+        /// The server's process, for its RSS in the inbox feed row (nil: found by its port).
+        var serverPID: Int32?
         /// Tokens mode: user tokens of the "tokens HS256" row (nil: no row).
         var hs256: LoadCredentials?
         /// Tokens mode: user tokens of the "tokens ES256" row (nil: no row).
@@ -47,6 +62,10 @@ struct BenchSuite {
 
     func run(log: (String) -> Void) throws -> [Row] {
         let s = settings
+        if s.inboxOnly {
+            let inbox = try inboxRows(log: log)
+            return inbox.pages + inbox.posts + [inbox.feed]
+        }
         let url = s.endpoint.description
         let seconds = "\(Int(s.duration.secondsDouble))s"
         var rows: [Row] = []
@@ -180,6 +199,10 @@ struct BenchSuite {
         delivery.rate = deliveries / max(0.001, delivery.report.durationSeconds - Double(warmup) / 1e9)
         rows.append(delivery)
         rows.append(pageResults.last!)
+        if s.inbox {
+            let inbox = try inboxRows(log: log)
+            rows += inbox.pages + inbox.posts + [inbox.feed]
+        }
         return rows
     }
 

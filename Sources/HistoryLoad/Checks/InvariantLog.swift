@@ -58,4 +58,20 @@ enum Invariant: String, CaseIterable, Sendable {
     case windowBounded = "window_bounded"
     /// The response was not the JSON the contract describes.
     case responseShape = "response_shape"
+    /// Inbox rows come by `last_message.id` descending, within a page and
+    /// across the pages of one walk; conversations without messages last, by id.
+    case inboxOrder = "inbox_order"
+    /// No conversation appears twice in one walk of the inbox pages (or one feed answer).
+    case inboxNoRepeat = "inbox_no_repeat"
+    /// A row agrees with itself: `last_message` is the conversation's newest,
+    /// the unread count is capped at 999 exactly when `unread_capped`, a first
+    /// unread exactly when something is unread, above the marker, at most the newest.
+    case inboxRowConsistent = "inbox_row_consistent"
+    /// Unread counts and first unread ids equal what the user's own reading
+    /// shows, where it can know them exactly.
+    case unreadExact = "unread_exact"
+    /// A read marker never moves back (a lower PUT changes nothing).
+    case markerForward = "marker_forward"
+    /// The inbox feed: `activity` ascends within an answer and across answers, above `since`.
+    case inboxFeedOrdered = "inbox_feed_ordered"
 }

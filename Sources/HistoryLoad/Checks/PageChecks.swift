@@ -162,6 +162,13 @@ struct CheckCounters {
     var windowChecks = 0
     var eventsChecked = 0
     var retriesChecked = 0
+    var inboxPages = 0
+    var inboxWalks = 0
+    var unreadCompared = 0
+    var readingsCompared = 0
+    var markersMoved = 0
+    var markersHeld = 0
+    var inboxEvents = 0
 
     mutating func flush(into state: inout ShardState) {
         if pages > 0 { state.checks["pages checked", default: 0] += pages }
@@ -171,6 +178,13 @@ struct CheckCounters {
         if windowChecks > 0 { state.checks["window states checked", default: 0] += windowChecks }
         if eventsChecked > 0 { state.checks["events checked", default: 0] += eventsChecked }
         if retriesChecked > 0 { state.checks["idempotent retries checked", default: 0] += retriesChecked }
+        if inboxPages > 0 { state.checks["inbox pages checked", default: 0] += inboxPages }
+        if inboxWalks > 0 { state.checks["inbox walks checked", default: 0] += inboxWalks }
+        if unreadCompared > 0 { state.checks["unread counts at a marked newest message compared", default: 0] += unreadCompared }
+        if readingsCompared > 0 { state.checks["unread counts compared with the messages read", default: 0] += readingsCompared }
+        if markersMoved > 0 { state.checks["read markers moved", default: 0] += markersMoved }
+        if markersHeld > 0 { state.checks["read markers held against a lower PUT", default: 0] += markersHeld }
+        if inboxEvents > 0 { state.checks["inbox feed events checked", default: 0] += inboxEvents }
         self = CheckCounters()
     }
 }

@@ -9,7 +9,10 @@ struct BenchCommand: ParsableCommand {
             Rows: deep `before` pages of the largest conversation, its newest page, the newest page of a \
             random short conversation, deep pages again with idle keep-alive connections held open (those \
             four interleaved in --page-rounds rounds, each row showing its median round), appends with 64 posters, post-to-delivery latency with parked \
-            long-polls. Seed first, \
+            long-polls; then the inbox rows: an inbox page of a user with 10 conversations and of one with 10,000, appends to a \
+            conversation with 1,000 members and to one with 2 (each pair interleaved in rounds), and post-to-inbox-feed latency \
+            with 10,000 users parked on their inbox feeds, with the server's peak RSS (the inbox rows make their own users and \
+            conversations on the first run). Seed first, \
             e.g. `history-load seed --direct data/history.sqlite --conversations 1000 --messages 1000000`. \
             Each row checks the answers like `run` does.
             """
@@ -42,6 +45,24 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Unreported deep and short page load before the page rows, so they measure a warm server.")
     var warmup: DurationArgument = DurationArgument(.seconds(5))
 
+    @Option(help: "Inbox rows: conversations of the heavy user (the light one has 10).")
+    var inboxConversations: Int = 10_000
+
+    @Option(help: "Inbox rows: members of the crowded conversation (against one with 2).")
+    var crowdMembers: Int = 1_000
+
+    @Option(help: "Inbox rows: users parked on their inbox feeds (the server's --max-connections must allow them).")
+    var inboxPollers: Int = 10_000
+
+    @Option(help: "The server's process id, for its RSS in the inbox feed row (default: the process listening on --url's port).")
+    var serverPID: Int32?
+
+    @Flag(help: "Leave out the inbox rows (their set-up makes about 50,000 requests the first time).")
+    var noInbox = false
+
+    @Flag(help: "Only the inbox rows (they need no seeded `load-` conversations).")
+    var inboxOnly = false
+
     @Option(help: "Also write every row's full report as JSON to this file.")
     var json: String?
 
@@ -52,15 +73,23 @@ struct BenchCommand: ParsableCommand {
     var tokens: TokenModeOptions
 
     func validate() throws {
-        guard clients >= 1, posters >= 1, longPolls >= 1, longPollConversations >= 1, idle >= 0, pageRounds >= 1 else {
+        guard clients >= 1, posters >= 1, longPolls >= 1, longPollConversations >= 1, idle >= 0, pageRounds >= 1,
+              inboxConversations >= 10, crowdMembers >= 2, inboxPollers >= 1 else {
             throw ValidationError("Counts must be positive.")
         }
+        guard !(noInbox && inboxOnly) else { throw ValidationError("--no-inbox and --inbox-only exclude each other.") }
     }
 
     func run() throws {
         var settings = BenchSuite.Settings(endpoint: url, duration: duration.duration, clients: clients, posters: posters,
                                            longPolls: longPolls, longPollConversations: longPollConversations,
                                            idleConnections: idle, pageRounds: pageRounds, warmup: warmup.duration, progress: !quiet)
+        settings.inbox = !noInbox
+        settings.inboxOnly = inboxOnly
+        settings.inboxLarge = inboxConversations
+        settings.crowdMembers = crowdMembers
+        settings.inboxPollers = inboxPollers
+        settings.serverPID = serverPID
         settings.hs256 = try tokens.keys.hs256Signer().map { LoadCredentials(signer: $0, members: tokens.members) }
         settings.es256 = try tokens.keys.es256Signer().map { LoadCredentials(signer: $0, members: tokens.members) }
         let suite = BenchSuite(settings: settings)

@@ -24,13 +24,13 @@ struct RunCommand: ParsableCommand {
     @Option(help: "How long to load, e.g. 30s, 2m.")
     var duration: DurationArgument = DurationArgument(.seconds(10))
 
-    @Option(help: "Open loop: requests per second in total (tail: posts per second of the writers).")
+    @Option(help: "Open loop: requests per second in total (tail, inbox: posts per second of the writers; default 100, 20).")
     var rate: Double?
 
     @Option(help: "Users per scenario for --scenario mix, e.g. scrollback=5,deep=3,post=1.")
     var mix: MixWeights = .standard
 
-    @Option(help: "Tail: posting clients beside the readers (default: clients / 8).")
+    @Option(help: "Tail and inbox: posting clients beside the readers (default: clients / 8, inbox: clients / 4).")
     var writers: Int?
 
     @Option(help: "Extra idle keep-alive connections held open during the run.")
@@ -95,6 +95,7 @@ struct RunCommand: ParsableCommand {
         plan.transport = transport
         plan.loopThreads = loops
         plan.settings.credentials = try tokens.credentials()
+        plan.settings.inboxUsers = tokens.members
         let report = try LoadRun.execute(plan)
         print(report.text)
         if let json { try report.writeJSON(to: json) }

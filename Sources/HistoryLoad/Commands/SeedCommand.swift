@@ -34,6 +34,9 @@ struct SeedCommand: ParsableCommand {
     @Option(help: "Prefix of the conversation ids.")
     var prefix: String = "load-"
 
+    @Flag(help: "Make the --members users members of every conversation in open mode too (the users of `run --scenario inbox`); with keys they always are.")
+    var addMembers = false
+
     @Flag(help: "No progress bar on stderr.")
     var quiet = false
 
@@ -58,9 +61,10 @@ struct SeedCommand: ParsableCommand {
         progress.start()
         let outcome: HTTPSeeder.Outcome
         do {
-            // With keys, the virtual users of `run` must be members to read.
+            // With keys, the virtual users of `run` must be members to read;
+            // the inbox scenario's users need memberships in open mode too.
             let credentials = try tokens.credentials()
-            let members = credentials == nil ? [] : tokens.memberSubjects
+            let members = credentials == nil && !addMembers ? [] : tokens.memberSubjects
             if let direct {
                 outcome = try DirectSeeder.seed(plan, path: direct, progress: progress, members: members)
             } else {

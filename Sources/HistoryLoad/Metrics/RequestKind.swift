@@ -23,6 +23,14 @@ enum RequestKind: Int, CaseIterable, Sendable {
     case other
     /// `get`: a fixed target of any HTTP server.
     case raw
+    /// `GET /v1/users/{uid}/conversations`: one page of a user's inbox.
+    case inboxPage
+    /// `PUT .../members/{uid}/read`: a read marker moved (or asked to move back).
+    case markRead
+    /// `GET /v1/users/{uid}/events` with `wait`: the inbox feed's long-poll.
+    case inboxEvents
+    /// Not a request: a post's send time to an inbox feed answer carrying it.
+    case inboxDelivery
 
     var name: String {
         switch self {
@@ -43,6 +51,10 @@ enum RequestKind: Int, CaseIterable, Sendable {
         case .delivery: "post-to-delivery"
         case .other: "other"
         case .raw: "get"
+        case .inboxPage: "inbox page"
+        case .markRead: "mark read"
+        case .inboxEvents: "inbox events (long-poll)"
+        case .inboxDelivery: "post-to-inbox-feed"
         }
     }
 
@@ -50,7 +62,7 @@ enum RequestKind: Int, CaseIterable, Sendable {
     /// request rate are the long-polls (parked on purpose) and deliveries.
     var isThroughputRequest: Bool {
         switch self {
-        case .events, .delivery, .readBack: false
+        case .events, .delivery, .readBack, .inboxEvents, .inboxDelivery: false
         default: true
         }
     }

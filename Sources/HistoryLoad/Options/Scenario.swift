@@ -16,6 +16,10 @@ enum Scenario: String, ExpressibleByArgument, CaseIterable, Sendable {
     case newest
     /// The newest page of a random short conversation.
     case short
+    /// Users with many conversations walk their inbox, open one at its first
+    /// unread message, read to the bottom and move the read marker, while
+    /// writers post (seed with `--add-members` first).
+    case inbox
     /// Users split over the scenarios by `--mix` weights.
     case mix
     /// `--path` of any HTTP server, status checked only (the tool's ceiling; compare with wrk).

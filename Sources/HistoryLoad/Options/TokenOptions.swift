@@ -40,7 +40,7 @@ struct SigningKeyOptions: ParsableArguments {
 struct TokenModeOptions: ParsableArguments {
     @OptionGroup var keys: SigningKeyOptions
 
-    @Option(help: "With keys: users load-user-0000... that `seed` makes members of every conversation; virtual user i of `run` signs as user i mod this.")
+    @Option(help: "With keys (or `seed --add-members`): users load-user-0000... that `seed` makes members of every conversation; virtual user i of `run` signs as (inbox: acts as) user i mod this.")
     var members: Int = 64
 
     func validate() throws {

@@ -67,6 +67,27 @@ struct ConversationCatalog: Sendable {
         return ConversationCatalog(entries: entries)
     }
 
+    /// The conversations named, in that order, that exist (one pipelined batch).
+    static func discoverExactly(_ ids: [String], endpoint: ServerEndpoint, authorization: String? = nil) throws -> ConversationCatalog {
+        let connection = try HTTPClientConnection(host: endpoint.host, port: endpoint.port, timeout: .seconds(30))
+        defer { connection.close() }
+        for id in ids {
+            var headers = HTTPHeaders()
+            if let authorization { headers.add(name: "Authorization", value: authorization) }
+            try connection.send(HTTPRequest(method: .get, target: "/v1/conversations/\(id)", headers: headers))
+        }
+        var entries: [Entry] = []
+        for id in ids {
+            let response = try connection.receive()
+            guard response.status == 200 else { continue }
+            guard let entry = try? Entry(id: id, body: response.body) else {
+                throw LoadError("GET /v1/conversations/\(id): not a conversation")
+            }
+            entries.append(entry)
+        }
+        return ConversationCatalog(entries: entries)
+    }
+
     /// The conversation with the most messages (`deep`, `newest`).
     var largest: Entry? { largestFirst.first }
 

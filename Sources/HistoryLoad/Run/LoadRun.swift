@@ -27,6 +27,9 @@ struct LoadPlan: Sendable {
     /// The users exactly, instead of the ones `scenario` makes (`abuse`:
     /// closed-loop scrollback readers beside open-loop posters).
     var roles: [LoadRun.Role]?
+    /// Readers that open a page each before the writers start (as `tail`'s do),
+    /// for plans whose `roles` are given: the writers wait for them.
+    var warmupReaders = 0
 }
 
 /// Runs a plan: discovers the conversations, starts the event loops that
@@ -44,6 +47,9 @@ enum LoadRun {
         guard !catalog.entries.isEmpty || plan.scenario == .get else {
             throw LoadError("no conversation \(plan.conversationPrefix)0000 on \(plan.endpoint): run `history-load seed` first")
         }
+        if plan.scenario == .inbox && plan.roles == nil {
+            try InboxPreflight.check(plan, authorization: adminAuthorization)
+        }
         let roles = self.roles(for: plan)
         let stats = LoadStats(shardCount: min(64, max(1, roles.count)))
         let idle = IdleHolder(count: plan.idleConnections, endpoint: plan.endpoint)
@@ -53,7 +59,7 @@ enum LoadRun {
         let control = RunControl(duration: plan.duration)
         // Open loop: the rate is shared by the users that send on a schedule.
         let pacedCount = roles.filter(\.paced).count
-        let writerWarmup = Self.writerWarmup(readers: plan.scenario == .tail ? plan.clients : 0)
+        let writerWarmup = Self.writerWarmup(readers: plan.scenario == .tail ? plan.clients : plan.warmupReaders)
         var contexts: [UserContext] = []
         for (index, role) in roles.enumerated() {
             var pacer: Pacer?
@@ -68,9 +74,9 @@ enum LoadRun {
         var callbackUsers: [(context: UserContext, user: any CallbackUser)] = []
         for (context, role) in zip(contexts, roles) {
             if plan.transport == .threads {
-                threadWork.append(UserThreadWork(context: context, user: role.makeUser()))
+                threadWork.append(UserThreadWork(context: context, user: role.makeUser(index: context.index)))
             } else {
-                callbackUsers.append((context, role.makeUser()))
+                callbackUsers.append((context, role.makeUser(index: context.index)))
             }
         }
         let loopCount = min(callbackUsers.count, max(1, plan.loopThreads ?? ProcessInfo.processInfo.activeProcessorCount))
@@ -123,9 +129,12 @@ enum LoadRun {
         var paced: Bool
         /// A rate of its own (tail writers), per user.
         var rate: Double?
+        /// Makes the user instead of `scenario` (the bench's inbox rows), given its index.
+        var make: (@Sendable (_ index: Int) -> any CallbackUser)? = nil
 
-        func makeUser() -> any CallbackUser {
-            switch scenario {
+        func makeUser(index: Int) -> any CallbackUser {
+            if let make { return make(index) }
+            return switch scenario {
             case .scrollback: ScrollbackUser()
             case .deep, .mix: DeepUser()
             case .newest: NewestUser()
@@ -133,6 +142,7 @@ enum LoadRun {
             case .jump: JumpUser()
             case .post: PostUser()
             case .tail: TailReader()
+            case .inbox: InboxUser()
             case .get: GetUser()
             }
         }
@@ -154,8 +164,14 @@ enum LoadRun {
             let rate = (plan.rate ?? 100) / Double(writers)
             return Array(repeating: Role(scenario: .tail, paced: false), count: plan.clients)
                 + Array(repeating: Role(scenario: .post, paced: true, rate: rate), count: writers)
+        case .inbox:
+            // Inbox users read as fast as they can; writers post at the plan's rate (default 20/s in total).
+            let writers = max(1, plan.writers ?? max(1, plan.clients / 4))
+            let rate = (plan.rate ?? 20) / Double(writers)
+            return Array(repeating: Role(scenario: .inbox, paced: false), count: plan.clients)
+                + Array(repeating: Role(scenario: .post, paced: true, rate: rate), count: writers)
         case .mix:
-            return plan.mix.assign(clients: plan.clients).map { Role(scenario: $0, paced: $0 != .tail) }
+            return plan.mix.assign(clients: plan.clients).map { Role(scenario: $0, paced: $0 != .tail && $0 != .inbox) }
         default:
             return Array(repeating: Role(scenario: plan.scenario, paced: true), count: plan.clients)
         }

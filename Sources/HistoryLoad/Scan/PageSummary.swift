@@ -6,6 +6,9 @@ struct PageSummary {
     var ids: [Int64] = []
     /// Filled only when scanning with `wantClientIDs` (the read-back of acked posts).
     var clientIDs: [String?] = []
+    /// Filled only when scanning with `unreadOf`: per message, whether it
+    /// counts as unread for that user (not deleted, not sent by the user).
+    var countsAsUnread: [Bool] = []
     var hasOlder = false
     var hasNewer = false
     var oldestID: Int64?
@@ -28,9 +31,11 @@ struct PageSummary {
 
     /// Replaces the summary with the page in `body`.
     /// - Throws: `ScanError` when the body is not a page of the contract's shape.
-    mutating func scan(_ body: [UInt8], wantClientIDs: Bool = false) throws(ScanError) {
+    /// - Parameter unreadOf: a user id: fill ``countsAsUnread`` for that user.
+    mutating func scan(_ body: [UInt8], wantClientIDs: Bool = false, unreadOf user: [UInt8]? = nil) throws(ScanError) {
         ids.removeAll(keepingCapacity: true)
         clientIDs.removeAll(keepingCapacity: true)
+        countsAsUnread.removeAll(keepingCapacity: true)
         anchor = nil
         reset = nil
         var seen = (messages: false, hasOlder: false, hasNewer: false, version: false)
@@ -44,9 +49,17 @@ struct PageSummary {
                     try cursor.forEachElement { element throws(ScanError) in
                         var id: Int64?
                         var clientID: String?
+                        var deleted = false
+                        var ownMessage = false
                         try element.forEachMember { field, value throws(ScanError) in
                             if field.equals("id") {
                                 id = try value.readInt()
+                            } else if user != nil, field.equals("deleted") {
+                                deleted = try value.readBool()
+                            } else if let user, field.equals("sender") {
+                                if let range = try value.readOptionalStringRange() {
+                                    ownMessage = range.count == user.count && zip(bytes[range], user).allSatisfy { $0 == $1 }
+                                }
                             } else if wantClientIDs, field.equals("client_id") {
                                 if let range = try value.readOptionalStringRange() {
                                     clientID = String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
@@ -58,6 +71,7 @@ struct PageSummary {
                         guard let id else { throw ScanError.missingField("messages[].id") }
                         summary.ids.append(id)
                         if wantClientIDs { summary.clientIDs.append(clientID) }
+                        if user != nil { summary.countsAsUnread.append(!deleted && !ownMessage) }
                     }
                 } else if key.equals("has_older") {
                     seen.hasOlder = true

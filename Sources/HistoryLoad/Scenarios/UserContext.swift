@@ -44,12 +44,13 @@ final class UserContext {
     /// Reads one page, scans and checks it; `then` gets the coverage on the
     /// user's thread, nil when the request or the scan failed (already counted).
     /// Merge the answer into a span with ``merge(_:into:label:)``.
+    /// - Parameter unreadOf: a user id: the page's ``PageSummary/countsAsUnread`` is filled for that user.
     func fetchPage(_ entry: ConversationCatalog.Entry, _ cursor: LoadCursor, limit: Int, label: String,
-                   then: @escaping (PageChecks.Coverage?) -> Void) {
+                   unreadOf user: [UInt8]? = nil, then: @escaping (PageChecks.Coverage?) -> Void) {
         let target = entry.messagesPrefix + cursor.query(limit: limit)
         send(LoadRequest(target: target, kind: cursor.kind)) { [self] response in
             guard let response, response.status == 200 else { return then(nil) }
-            then(checkPage(response.body, target: target, cursor, limit: limit, label: label))
+            then(checkPage(response.body, target: target, cursor, limit: limit, label: label, unreadOf: user))
         }
     }
 
@@ -64,9 +65,9 @@ final class UserContext {
     }
 
     private func checkPage(_ body: [UInt8], target: String, _ cursor: LoadCursor, limit: Int,
-                           label: String) -> PageChecks.Coverage? {
+                           label: String, unreadOf user: [UInt8]?) -> PageChecks.Coverage? {
         do {
-            try page.scan(body)
+            try page.scan(body, unreadOf: user)
         } catch {
             log.violation(.responseShape, "\(label) GET \(target): \(error)")
             return nil
@@ -119,4 +120,17 @@ struct RunSettings: Sendable {
     var retryEvery = 25
     /// Tokens mode: each user sends its own token; nil is open mode.
     var credentials: LoadCredentials?
+    /// `inbox` in open mode: virtual user i is `load-user-NNNN`, i mod this
+    /// (the users `seed --add-members` made members of every conversation).
+    var inboxUsers = 64
+    /// `inbox`: at most this many inbox pages per walk.
+    var inboxPages = 8
+
+    /// The user id virtual user `index` acts as in the `inbox` scenario,
+    /// and how it names itself in paths (`me` with a token).
+    func inboxUser(ofUser index: Int) -> (id: String, path: String) {
+        if let credentials { return (LoadCredentials.subject(ofUser: index, members: credentials.members), "me") }
+        let id = LoadCredentials.subject(ofUser: index, members: inboxUsers)
+        return (id, id)
+    }
 }
