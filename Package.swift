@@ -58,7 +58,7 @@ let package = Package(
         // schema is embedded from migrations/postgres/.
         .target(
             name: "HistoryPostgres",
-            dependencies: ["CLibPQ"],
+            dependencies: ["CLibPQ", "HistoryStore"],
             swiftSettings: strictSettings,
             plugins: ["EmbedMigrations"]
         ),
