@@ -131,6 +131,11 @@ public protocol HistoryStore: Sendable {
 
     // MARK: - Lifecycle
 
+    /// Proves the store answers now (`/healthz`): cheap, and bounded in
+    /// time. Throws `.unavailable` when its database cannot be reached,
+    /// `.closed` after `close()`.
+    func ping() throws(StoreError)
+
     /// Answers every parked wait with `.closing`, finishes queued writes,
     /// then closes every connection. Later calls fail with `.closed`.
     func close()
@@ -153,6 +158,16 @@ public struct WaitToken: Hashable, Sendable {
 // MARK: - async conveniences
 
 extension HistoryStore {
+    /// A read of a conversation that need not exist: "not found" is an
+    /// answer, so it proves a read works without a probe table.
+    public func ping() throws(StoreError) {
+        do {
+            _ = try conversation(ConversationID("healthz-probe")!)
+        } catch .conversationNotFound {
+            // The store answered.
+        }
+    }
+
     /// Creates a conversation without members (open mode, admins).
     public func createConversation(id: ConversationID?, title: String?,
                                    completion: @escaping @Sendable (Result<Conversation, StoreError>) -> Void) {

@@ -29,6 +29,12 @@ public enum StoreError: Error, Hashable, Sendable {
     /// that kind can be until an operator moves the data. Storage-full, not
     /// a SQLite failure: the transaction around it is intact.
     case idSpaceExhausted(String)
+    /// The database cannot be reached now (a PostgreSQL server that is
+    /// down, restarting or refusing connections, a connection lost mid-way):
+    /// transient, the same request may succeed once it is back. Nothing
+    /// was applied, except for a write whose COMMIT was in flight when the
+    /// connection broke (its `client_id` makes the retry safe).
+    case unavailable(String)
     /// The schema cannot be used: newer than this code, or a migration changed after it was applied.
     case migration(reason: String)
     /// The store was closed; nothing more is accepted.
@@ -62,6 +68,7 @@ extension StoreError: CustomStringConvertible {
         case .invalid(let field, let reason): "\(field): \(reason)"
         case .storage(let code, let message): "\(message) (SQLite result code \(code))"
         case .idSpaceExhausted(let message): message
+        case .unavailable(let message): "the database is unavailable: \(message)"
         case .migration(let reason): "migrations: \(reason)"
         case .closed: "the store is closed"
         }

@@ -2,12 +2,12 @@
 /// conversation, as sorted, disjoint ranges (a batch of appends is one
 /// range): what a wait filtered to an id range is checked against, so a
 /// commit that cannot concern it does not wake it.
-struct ChangedMessageIDs: Sendable, Hashable {
+package struct ChangedMessageIDs: Sendable, Hashable {
     /// Sorted, disjoint, not touching.
-    private(set) var ranges: [ClosedRange<Int64>]
+    package private(set) var ranges: [ClosedRange<Int64>]
 
     /// From ids in any order, duplicates allowed.
-    init<IDs: Sequence<Int64>>(_ ids: IDs) {
+    package init<IDs: Sequence<Int64>>(_ ids: IDs) {
         var ranges: [ClosedRange<Int64>] = []
         for id in ids.sorted() {
             if let last = ranges.last, id <= last.upperBound { continue }
@@ -20,14 +20,29 @@ struct ChangedMessageIDs: Sendable, Hashable {
         self.ranges = ranges
     }
 
-    init(range: ClosedRange<Int64>) {
+    package init(range: ClosedRange<Int64>) {
         ranges = [range]
     }
 
-    var isEmpty: Bool { ranges.isEmpty }
+    /// From ranges in any order, overlapping or touching (a NOTIFY payload's
+    /// list): merged into the sorted, disjoint form.
+    package init(ranges given: [ClosedRange<Int64>]) {
+        var ranges: [ClosedRange<Int64>] = []
+        for range in given.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = ranges.last,
+               range.lowerBound <= last.upperBound || (last.upperBound < Int64.max && range.lowerBound == last.upperBound + 1) {
+                ranges[ranges.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
+            } else {
+                ranges.append(range)
+            }
+        }
+        self.ranges = ranges
+    }
+
+    package var isEmpty: Bool { ranges.isEmpty }
 
     /// True when some changed id lies in `range` (a binary search).
-    func intersects(_ range: ClosedRange<Int64>) -> Bool {
+    package func intersects(_ range: ClosedRange<Int64>) -> Bool {
         // The first stored range that ends at or after the wanted start.
         var low = 0
         var high = ranges.count

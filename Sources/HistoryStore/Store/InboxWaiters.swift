@@ -15,9 +15,9 @@ import Synchronization
 /// As in `VersionWaiters`, a wait registers before it looks, so a commit
 /// between the look and the registration cannot be missed. Its tokens have
 /// the top bit set, so the store tells them apart from conversation waits'.
-final class InboxWaiters: Sendable {
-    static let tokenFlag: UInt64 = 1 << 63
-    static let membershipCap = 5000
+package final class InboxWaiters: Sendable {
+    package static let tokenFlag: UInt64 = 1 << 63
+    package static let membershipCap = 5000
 
     private struct Waiter {
         let user: String
@@ -40,7 +40,9 @@ final class InboxWaiters: Sendable {
     private let state = Mutex(State())
     private let delivery = DispatchQueue(label: "history-store.inbox-waiters", attributes: .concurrent)
 
-    static func owns(_ token: WaitToken) -> Bool {
+    package init() {}
+
+    package static func owns(_ token: WaitToken) -> Bool {
         token.rawValue & tokenFlag != 0
     }
 
@@ -49,7 +51,7 @@ final class InboxWaiters: Sendable {
     /// every commit); `hasChanges` tells whether the feed already has
     /// something after `activity` (nil when it cannot be read: the wait then
     /// ends by a commit, its timeout or close).
-    func wait(user: UserID, after activity: Int64, timeout: Duration,
+    package func wait(user: UserID, after activity: Int64, timeout: Duration,
               memberships: () -> [Int64]?, hasChanges: () -> Bool?,
               handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
         let key = user.rawValue
@@ -87,7 +89,7 @@ final class InboxWaiters: Sendable {
     /// Called after a commit: `activity` is its last value, `conversations`
     /// the seqs it changed, `users` those whose marker or memberships it
     /// changed.
-    func publish(activity: Int64, conversations: Set<Int64>, users: Set<String>) {
+    package func publish(activity: Int64, conversations: Set<Int64>, users: Set<String>) {
         let woken: [Waiter] = state.withLock { state in
             guard !state.waiters.isEmpty else { return [] }
             var tokens = state.watchingEverything
@@ -104,17 +106,31 @@ final class InboxWaiters: Sendable {
         for waiter in woken { deliver(.changed, to: waiter) }
     }
 
-    func cancel(_ token: WaitToken) {
+    /// Wakes every parked wait with `.changed` (see
+    /// `VersionWaiters.wakeAll`: commits may have gone by unheard).
+    package func wakeAll() {
+        let woken: [Waiter] = state.withLock { state in
+            let all = Array(state.waiters.values)
+            state.waiters.removeAll()
+            state.byUser.removeAll()
+            state.byConversation.removeAll()
+            state.watchingEverything.removeAll()
+            return all
+        }
+        for waiter in woken { deliver(.changed, to: waiter) }
+    }
+
+    package func cancel(_ token: WaitToken) {
         finish(token.rawValue, with: .cancelled)
     }
 
-    var parkedCount: Int {
+    package var parkedCount: Int {
         state.withLock { $0.waiters.count }
     }
 
     /// Answers every parked wait `.closing` (and every later one at once),
     /// and returns once those handlers have run.
-    func close() {
+    package func close() {
         let all: [Waiter] = state.withLock { state in
             state.isClosed = true
             let all = Array(state.waiters.values)

@@ -11,7 +11,7 @@ import Synchronization
 /// the two cannot be missed: either `publish` sees the entry, or the look
 /// sees the commit. Handlers run on a concurrent delivery queue, never on the
 /// caller's thread nor the writer's, and each exactly once.
-final class VersionWaiters: Sendable {
+package final class VersionWaiters: Sendable {
     private struct Waiter {
         let conversation: String
         let after: Int64
@@ -35,10 +35,12 @@ final class VersionWaiters: Sendable {
     private let state = Mutex(State())
     private let delivery = DispatchQueue(label: "history-store.waiters", attributes: .concurrent)
 
+    package init() {}
+
     /// Parks a wait. `currentVersion` reads the committed version when no
     /// commit was published since the conversation's first wait (nil when it
     /// cannot be read: the wait then ends by timeout, publish or close).
-    func wait(conversation: ConversationID, after version: Int64, ids: ClosedRange<Int64>? = nil, timeout: Duration,
+    package func wait(conversation: ConversationID, after version: Int64, ids: ClosedRange<Int64>? = nil, timeout: Duration,
               currentVersion: () -> Int64?,
               handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
         let key = conversation.rawValue
@@ -80,7 +82,7 @@ final class VersionWaiters: Sendable {
     /// which wakes every wait). A wait whose id range none of them is in
     /// stays parked, with its `after` unchanged, so a later commit in its
     /// range still wakes it and its read covers everything since.
-    func publish(conversation: ConversationID, version: Int64, changed: ChangedMessageIDs? = nil) {
+    package func publish(conversation: ConversationID, version: Int64, changed: ChangedMessageIDs? = nil) {
         let key = conversation.rawValue
         let woken: [Waiter] = state.withLock { state in
             guard let tokens = state.byConversation[key] else { return [] }
@@ -97,18 +99,36 @@ final class VersionWaiters: Sendable {
         for waiter in woken { deliver(.changed, to: waiter) }
     }
 
+    /// Wakes every parked wait with `.changed` and forgets every version
+    /// learnt from commits: for a store that may have missed some (a
+    /// PostgreSQL instance whose listening connection was lost, so
+    /// notices of other instances' commits went by unheard). Each woken
+    /// caller reads again and parks again with what it read, which is
+    /// current: a spurious wake costs one read, a missed one a whole
+    /// timeout.
+    package func wakeAll() {
+        let woken: [Waiter] = state.withLock { state in
+            let all = Array(state.waiters.values)
+            state.waiters.removeAll()
+            state.byConversation.removeAll()
+            state.latest.removeAll()
+            return all
+        }
+        for waiter in woken { deliver(.changed, to: waiter) }
+    }
+
     /// Ends a wait with `.cancelled` unless it already ended.
-    func cancel(_ token: WaitToken) {
+    package func cancel(_ token: WaitToken) {
         finish(token.rawValue, with: .cancelled)
     }
 
-    var parkedCount: Int {
+    package var parkedCount: Int {
         state.withLock { $0.waiters.count }
     }
 
     /// Answers every parked wait `.closing` (and every later one at once),
     /// and returns once those handlers have run.
-    func close() {
+    package func close() {
         let all: [Waiter] = state.withLock { state in
             state.isClosed = true
             let all = Array(state.waiters.values)
