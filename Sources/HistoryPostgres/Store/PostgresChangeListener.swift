@@ -214,7 +214,7 @@ public final class PostgresChangeListener: @unchecked Sendable {
     }
 
     /// 50 ms, 100 ms, 200 ms, ... up to 2 s.
-    static func retryDelayMilliseconds(attempt: Int) -> Int {
+    package static func retryDelayMilliseconds(attempt: Int) -> Int {
         min(firstRetryDelayMilliseconds << min(attempt, 10), longestRetryDelayMilliseconds)
     }
 }
