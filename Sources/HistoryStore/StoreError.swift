@@ -34,7 +34,7 @@ public enum StoreError: Error, Hashable, Sendable {
     /// transient, the same request may succeed once it is back. Nothing
     /// was applied, except for a write whose COMMIT was in flight when the
     /// connection broke (its `client_id` makes the retry safe).
-    case unavailable(String)
+    case unavailable(reason: String)
     /// The schema cannot be used: newer than this code, or a migration changed after it was applied.
     case migration(reason: String)
     /// The store was closed; nothing more is accepted.

@@ -13,7 +13,7 @@ extension StoreError {
     package init(postgres error: PostgresError) {
         switch error.kind {
         case .connectionFailed, .connectionLost, .serverUnavailable, .tooManyConnections, .readOnly:
-            self = .unavailable(error.message)
+            self = .unavailable(reason: error.message)
         case .diskFull:
             self = .storage(code: 13 /* SQLITE_FULL */, message: error.description)
         default:
