@@ -48,7 +48,7 @@ package enum InboxCursor: Hashable, Sendable {
     }
 
     /// nil unless `text` is a cursor this type wrote.
-    init?(encoded text: String) {
+    package init?(encoded text: String) {
         guard !text.isEmpty, text.utf8.count <= 128 else { return nil }
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
