@@ -127,7 +127,7 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
             self = APIError(.insufficientStorage, "the server's storage is full; the request was not applied")
         case .storage:
             self = APIError(.internalError, "the store failed; the request was not applied")
-        case .migration:
+        case .migration, .unavailable:
             self = APIError.storeUnavailable
         case .closed:
             self = APIError.shuttingDown

@@ -18,7 +18,7 @@ public struct UserID: Hashable, Comparable, Sendable, CustomStringConvertible {
     }
 
     /// A value read back from the store, which only ever stored valid ids.
-    init(stored rawValue: String) {
+    package init(stored rawValue: String) {
         self.rawValue = rawValue
     }
 

@@ -2,12 +2,12 @@
 /// conversation, as sorted, disjoint ranges (a batch of appends is one
 /// range): what a wait filtered to an id range is checked against, so a
 /// commit that cannot concern it does not wake it.
-struct ChangedMessageIDs: Sendable, Hashable {
+package struct ChangedMessageIDs: Sendable, Hashable {
     /// Sorted, disjoint, not touching.
-    private(set) var ranges: [ClosedRange<Int64>]
+    package private(set) var ranges: [ClosedRange<Int64>]
 
     /// From ids in any order, duplicates allowed.
-    init<IDs: Sequence<Int64>>(_ ids: IDs) {
+    package init<IDs: Sequence<Int64>>(_ ids: IDs) {
         var ranges: [ClosedRange<Int64>] = []
         for id in ids.sorted() {
             if let last = ranges.last, id <= last.upperBound { continue }

@@ -3,7 +3,7 @@
 /// Every write (not only appends) goes through the same queue, so the
 /// single writer sees them in one order and ids and versions follow commit
 /// order. Inputs were validated before the request was made.
-enum WriteRequest: Sendable {
+package enum WriteRequest: Sendable {
     case createConversation(id: ConversationID?, title: String?, owner: UserID?,
                             completion: @Sendable (Result<Conversation, StoreError>) -> Void)
     case append(NewMessage, conversation: ConversationID,
@@ -20,7 +20,7 @@ enum WriteRequest: Sendable {
                   completion: @Sendable (Result<ReadState, StoreError>) -> Void)
 
     /// Answers the request with `error`.
-    func fail(_ error: StoreError) {
+    package func fail(_ error: StoreError) {
         switch self {
         case .createConversation(_, _, _, let completion): completion(.failure(error))
         case .append(_, _, let completion): completion(.failure(error))
