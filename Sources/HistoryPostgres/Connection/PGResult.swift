@@ -52,6 +52,19 @@ public final class PGResult {
         }
     }
 
+    /// The raw bytes of a value in libpq's own buffer, valid during `body`
+    /// only: what a reader copies straight into its rows (the page path)
+    /// without an array or a `String` per column.
+    public func withUnsafeBytes<R>(_ row: Int, _ column: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
+        guard length > 0, let start = PQgetvalue(handle, Int32(row), Int32(column)) else {
+            return try body(UnsafeBufferPointer(start: nil, count: 0))
+        }
+        return try start.withMemoryRebound(to: UInt8.self, capacity: length) {
+            try body(UnsafeBufferPointer(start: $0, count: length))
+        }
+    }
+
     /// A text value (text and binary formats carry text as the same UTF-8).
     public func string(_ row: Int, _ column: Int) -> String {
         String(decoding: bytes(row, column), as: UTF8.self)

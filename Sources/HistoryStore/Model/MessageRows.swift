@@ -76,7 +76,7 @@ public struct MessageRows: Sendable {
     // MARK: - Building (the store's readers)
 
     /// Appends a row whose text columns are given as UTF-8 bytes.
-    mutating func append(id: Int64, sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>,
+    package mutating func append(id: Int64, sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>,
                          createdAt: Timestamp, editedAt: Timestamp?, deleted: Bool, replyTo: Int64?,
                          clientID: UnsafeBufferPointer<UInt8>?, version: Int64) {
         records.append(Record(id: id, createdAt: createdAt, editedAt: editedAt, deleted: deleted,
@@ -85,7 +85,7 @@ public struct MessageRows: Sendable {
     }
 
     /// Appends `other`'s record at `index` (same conversation), text included.
-    mutating func append(_ other: MessageRows, at index: Int) {
+    package mutating func append(_ other: MessageRows, at index: Int) {
         var record = other.records[index]
         other.withText { source in
             record.sender = store(UnsafeBufferPointer(rebasing: source[record.sender]))
@@ -95,7 +95,7 @@ public struct MessageRows: Sendable {
         records.append(record)
     }
 
-    mutating func append(_ message: Message) {
+    package mutating func append(_ message: Message) {
         records.append(Record(id: message.id, createdAt: message.createdAt, editedAt: message.editedAt,
                               deleted: message.deleted, replyTo: message.replyTo, version: message.version,
                               sender: store(message.sender), body: store(message.body),
@@ -103,18 +103,18 @@ public struct MessageRows: Sendable {
     }
 
     /// Reverses the order of the records (the text stays where it is).
-    mutating func reverse() {
+    package mutating func reverse() {
         records.reverse()
     }
 
-    mutating func removeLast() {
+    package mutating func removeLast() {
         records.removeLast()
     }
 
     /// Room for `count` records and their text at a typical size (a
     /// message of a few hundred bytes), so a page's buffer is not regrown
     /// a dozen times while it fills.
-    mutating func reserveCapacity(_ count: Int) {
+    package mutating func reserveCapacity(_ count: Int) {
         records.reserveCapacity(count)
         text.reserveCapacity(count * Self.typicalTextBytes)
     }

@@ -13,12 +13,12 @@ import Foundation
 /// The string is base64url (no padding) of `m:<newest_id>` or
 /// `e:<conversation id>`: opaque to clients, which must not build it, and
 /// refused unless it is exactly what this type writes.
-enum InboxCursor: Hashable, Sendable {
+package enum InboxCursor: Hashable, Sendable {
     case message(newestID: Int64)
     case empty(ConversationID)
 
     /// The place of a conversation in the order.
-    init(_ conversation: Conversation) {
+    package init(_ conversation: Conversation) {
         if let newest = conversation.newestID {
             self = .message(newestID: newest)
         } else {
@@ -27,7 +27,7 @@ enum InboxCursor: Hashable, Sendable {
     }
 
     /// True when `self` comes strictly before `other` in the inbox order.
-    func precedes(_ other: InboxCursor) -> Bool {
+    package func precedes(_ other: InboxCursor) -> Bool {
         switch (self, other) {
         case (.message(let lhs), .message(let rhs)): lhs > rhs
         case (.message, .empty): true
@@ -36,7 +36,7 @@ enum InboxCursor: Hashable, Sendable {
         }
     }
 
-    var encoded: String {
+    package var encoded: String {
         let plain = switch self {
         case .message(let newestID): "m:\(newestID)"
         case .empty(let id): "e:\(id.rawValue)"
@@ -48,7 +48,7 @@ enum InboxCursor: Hashable, Sendable {
     }
 
     /// nil unless `text` is a cursor this type wrote.
-    init?(encoded text: String) {
+    package init?(encoded text: String) {
         guard !text.isEmpty, text.utf8.count <= 128 else { return nil }
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)

@@ -2,7 +2,7 @@
 /// applied (`check()`), for callers that did not: done before a
 /// connection is taken, so bad input costs nothing.
 extension PageQuery {
-    func validate() throws(StoreError) {
+    package func validate() throws(StoreError) {
         do {
             try check()
         } catch {
@@ -12,7 +12,7 @@ extension PageQuery {
 }
 
 extension InboxQuery {
-    func validate() throws(StoreError) {
+    package func validate() throws(StoreError) {
         do {
             try check()
         } catch {
@@ -22,7 +22,7 @@ extension InboxQuery {
 
     /// The cursor as the store reads it; `.invalid(field: "cursor", ...)`
     /// for a string the store did not write.
-    func decodedCursor() throws(StoreError) -> InboxCursor? {
+    package func decodedCursor() throws(StoreError) -> InboxCursor? {
         guard let cursor else { return nil }
         guard let decoded = InboxCursor(encoded: cursor) else {
             throw .invalid(field: InputField.cursor.name, reason: "must be a next_cursor of an earlier page")
@@ -32,7 +32,7 @@ extension InboxQuery {
 }
 
 extension InboxChangeQuery {
-    func validate() throws(StoreError) {
+    package func validate() throws(StoreError) {
         do {
             try check()
         } catch {
@@ -42,7 +42,7 @@ extension InboxChangeQuery {
 }
 
 extension ChangeQuery {
-    func validate() throws(StoreError) {
+    package func validate() throws(StoreError) {
         do {
             try check()
         } catch {

@@ -1,0 +1,331 @@
+import HistoryStore
+
+/// The inbox reads: a user's conversations in inbox order, and the user
+/// feed, fanned out on read by the same plans as SQLite's
+/// `StoreReads+Inbox` (docs/architecture.md, "The inbox"), so their cost
+/// does not grow with the user's number of conversations.
+///
+/// Each takes several statements, inside one `REPEATABLE READ READ ONLY`
+/// transaction (`snapshot`): a page and the `activity` it reports come from
+/// one snapshot, so a client following the feed from that value misses
+/// nothing. The rows of a page are read by one statement whatever their
+/// number (conversation, membership, last message and unread count each).
+extension PostgresReads {
+    package enum InboxSQL {
+        /// The counter's value, and how many memberships the user has,
+        /// counting no further than `$2` (`members_by_user` only: a large
+        /// inbox does not pay for joining rows it will not use).
+        package static let activityAndMembershipCount = """
+            SELECT (SELECT value FROM activity_counter WHERE id = 1),
+                   (SELECT count(*) FROM (SELECT 1 FROM members WHERE user_id = $1::text LIMIT $2::bigint) AS counted)
+            """
+        package static let activity = "SELECT value FROM activity_counter WHERE id = 1"
+
+        /// Up to `$2` of the user's memberships, as places in the inbox
+        /// order (seq, newest_id, id): read whole only when they are few
+        /// (or as the walk's fallback).
+        package static let memberships = """
+            SELECT conversations.seq, conversations.newest_id, conversations.id FROM members
+            JOIN conversations ON conversations.seq = members.conversation_seq
+            WHERE members.user_id = $1::text LIMIT $2::bigint
+            """
+        /// The walk down the inbox order over every conversation with
+        /// messages (`conversations_by_newest` backwards from `$2`), with
+        /// whether `$1` is a member of each (a primary-key probe per row).
+        package static let newestBelow = """
+            SELECT conversations.seq, conversations.newest_id,
+                   EXISTS (SELECT 1 FROM members
+                           WHERE members.conversation_seq = conversations.seq AND members.user_id = $1::text)
+            FROM conversations WHERE newest_id < $2::bigint ORDER BY newest_id DESC LIMIT $3::bigint
+            """
+        /// The walk over the conversations without messages, by id after
+        /// `$2`: ordered as `conversations_by_newest (newest_id, id)` is,
+        /// where they are the one run of NULLs, so no sort.
+        package static let emptyAfter = """
+            SELECT conversations.seq, conversations.id,
+                   EXISTS (SELECT 1 FROM members
+                           WHERE members.conversation_seq = conversations.seq AND members.user_id = $1::text)
+            FROM conversations WHERE newest_id IS NULL AND id > $2::text ORDER BY newest_id, id LIMIT $3::bigint
+            """
+        /// The inbox rows of `$1` in the conversations `$2` (an array):
+        /// conversation (0...6), its id and activity (7, 8), the member's
+        /// role, marker and activity (9...11), the newest message (12...20,
+        /// one primary-key lookup) and the bounded unread scan (21, 22),
+        /// counting up to `$3` (`PostgresUnread.scanLimit`).
+        package static let rows = """
+            SELECT \(PostgresRows.conversationColumns("c")), c.id, c.activity,
+                   m.role, m.last_read_id, m.activity,
+                   \(PostgresRows.messageColumns("last")),
+                   unread.unread_count, unread.first_unread
+            FROM conversations AS c
+            JOIN members AS m ON m.conversation_seq = c.seq AND m.user_id = $1::text
+            LEFT JOIN messages AS last ON last.conversation_seq = c.seq AND last.id = c.newest_id
+            CROSS JOIN LATERAL (\(PostgresUnread.scan(seq: "c.seq", lastReadID: "m.last_read_id", user: "$1::text", limit: "$3::bigint"))) AS unread
+            WHERE c.seq = ANY ($2::bigint[])
+            """
+
+        /// The user feed's changes after `$2`, one statement: kind 0 for a
+        /// conversation that changed, 1 for the user's member row (marker,
+        /// role, joined), 2 for a membership that ended (with the
+        /// conversation's id). This variant, for few changes since `$2`
+        /// (each took its own value, so at most `feedWalkLimit` rows), walks
+        /// `conversations_by_activity` and probes membership per row.
+        package static let changesByWalk = """
+            SELECT 0, changed.seq, changed.activity, NULL::text FROM (
+                SELECT seq, activity FROM conversations WHERE activity > $2::bigint ORDER BY activity LIMIT \(feedWalkLimit)
+            ) AS changed
+            WHERE (SELECT true FROM members
+                   WHERE members.conversation_seq = changed.seq AND members.user_id = $1::text LIMIT 1)
+            \(memberAndRemovedChanges)
+            """
+        /// ... and for many: the user's memberships joined to their
+        /// conversations (cost: the user's conversations).
+        package static let changesByMemberships = """
+            SELECT 0, conversations.seq, conversations.activity, NULL::text FROM members
+            JOIN conversations ON conversations.seq = members.conversation_seq
+            WHERE members.user_id = $1::text AND conversations.activity > $2::bigint
+            \(memberAndRemovedChanges)
+            """
+        static let memberAndRemovedChanges = """
+            UNION ALL
+            SELECT 1, conversation_seq, activity, NULL::text FROM members WHERE user_id = $1::text AND activity > $2::bigint
+            UNION ALL
+            SELECT 2, removed_members.conversation_seq, removed_members.activity, conversations.id FROM removed_members
+            JOIN conversations ON conversations.seq = removed_members.conversation_seq
+            WHERE removed_members.user_id = $1::text AND removed_members.activity > $2::bigint
+            """
+        /// The user's conversation seqs, for parking a wait: `members_by_user` only.
+        package static let membershipSeqs = "SELECT conversation_seq FROM members WHERE user_id = $1::text LIMIT $2::bigint"
+    }
+
+    /// Up to this many memberships, a page reads them all and sorts them.
+    package static let smallInbox = 256
+    /// Below this many changes since A, the user feed walks the changed
+    /// conversations instead of the user's memberships.
+    package static let feedWalkLimit: Int64 = 4096
+
+    /// A conversation's place in the inbox order.
+    struct InboxPlace {
+        var seq: Int64
+        var place: InboxCursor
+    }
+
+    // MARK: - Inbox pages
+
+    /// `limit` rows after `cursor` in inbox order (from the top when nil).
+    package func inbox(of user: UserID, limit: Int, after cursor: InboxCursor?) throws(StoreError) -> InboxPage {
+        try snapshot { () throws(StoreError) -> InboxPage in
+            let counted = try run(InboxSQL.activityAndMembershipCount, [.text(user.rawValue), .int64(Int64(Self.smallInbox + 1))])
+            guard counted.rowCount == 1, !counted.isNull(0, 0) else {
+                throw .storage(code: 1, message: "the activity counter's row is missing")
+            }
+            let activity = counted.int64(0, 0)
+            let found: [InboxPlace]
+            if counted.int64(0, 1) <= Self.smallInbox {
+                found = try memberships(of: user, limit: Int64(Self.smallInbox))
+            } else if let walked = try walkInboxOrder(of: user, after: cursor, wanted: limit + 1) {
+                found = walked
+            } else {
+                found = try memberships(of: user, limit: .max)
+            }
+            var candidates = found
+            if let cursor { candidates.removeAll { !cursor.precedes($0.place) } }
+            candidates.sort { $0.place.precedes($1.place) }
+            let hasMore = candidates.count > limit
+            let chosen = candidates.prefix(limit)
+            let rows = try inboxRows(of: user, seqs: chosen.map(\.seq))
+            return InboxPage(rows: chosen.compactMap { rows[$0.seq] },
+                             nextCursor: hasMore ? chosen.last?.place.encoded : nil, activity: activity)
+        }
+    }
+
+    /// For a user with many conversations: the next `wanted` of them after
+    /// `cursor`, found by walking the inbox order over every conversation
+    /// and probing the user's membership of each. nil after
+    /// `max(64 * wanted, 4096)` rows without finding them all: the user's
+    /// conversations are rare among the recent ones, and reading all of its
+    /// memberships is then cheaper. SQLite's walk, step for step.
+    private func walkInboxOrder(of user: UserID, after cursor: InboxCursor?,
+                                wanted: Int) throws(StoreError) -> [InboxPlace]? {
+        let budget = max(64 * wanted, 4096)
+        var examined = 0
+        var found: [InboxPlace] = []
+        // Rows read per statement: twice what is still missing (a user
+        // whose conversations are the recent ones is served by the first
+        // read), doubling while the user's rows are sparse.
+        var chunk = 0
+        func nextChunk() -> Int64 {
+            chunk = min(max(2 * (wanted - found.count), 2 * chunk, 16), 1024)
+            return Int64(min(chunk, budget - examined))
+        }
+        let walksMessages: Bool
+        var below = Int64.max
+        var after = ""
+        switch cursor {
+        case nil: walksMessages = true
+        case .message(let newest)?: walksMessages = true; below = newest
+        case .empty(let id)?: walksMessages = false; after = id.rawValue
+        }
+        if walksMessages {
+            while found.count < wanted {
+                guard examined < budget else { return nil }
+                let result = try run(InboxSQL.newestBelow, [.text(user.rawValue), .int64(below), .int64(nextChunk())])
+                if result.rowCount == 0 { break }
+                for row in 0..<result.rowCount where found.count < wanted {
+                    examined += 1
+                    below = result.int64(row, 1)
+                    if result.bool(row, 2) {
+                        found.append(InboxPlace(seq: result.int64(row, 0), place: .message(newestID: below)))
+                    }
+                }
+            }
+        }
+        while found.count < wanted {
+            guard examined < budget else { return nil }
+            let result = try run(InboxSQL.emptyAfter, [.text(user.rawValue), .text(after), .int64(nextChunk())])
+            if result.rowCount == 0 { break }
+            for row in 0..<result.rowCount where found.count < wanted {
+                examined += 1
+                after = result.string(row, 1)
+                if result.bool(row, 2), let id = ConversationID(after) {
+                    found.append(InboxPlace(seq: result.int64(row, 0), place: .empty(id)))
+                }
+            }
+        }
+        return found
+    }
+
+    // MARK: - The user feed
+
+    /// The user feed as docs/API.md "Inbox" defines it; `query` was validated.
+    package func inboxChanges(of user: UserID, _ query: InboxChangeQuery) throws(StoreError) -> InboxChangeFeed {
+        try snapshot { () throws(StoreError) -> InboxChangeFeed in
+            let current = try currentActivity()
+            guard query.since <= current else { throw .versionAhead(requested: query.since, current: current) }
+            let changed = try changedConversations(of: user, since: query.since, current: current)
+            var ordered = changed.sorted { $0.activity < $1.activity }
+            let hasMore = ordered.count > query.limit
+            if hasMore { ordered.removeLast(ordered.count - query.limit) }
+            let rows = try inboxRows(of: user, seqs: ordered.filter { $0.removedID == nil }.map(\.seq))
+            var events: [InboxEvent] = []
+            events.reserveCapacity(ordered.count)
+            for change in ordered {
+                if let removedID = change.removedID {
+                    events.append(.removed(conversationID: removedID, activity: change.activity))
+                } else if let row = rows[change.seq] {
+                    events.append(.updated(row))
+                }
+            }
+            let activity = hasMore ? ordered[ordered.count - 1].activity : current
+            return InboxChangeFeed(events: events, hasMore: hasMore, activity: activity)
+        }
+    }
+
+    /// Whether the user feed has anything after `since` (a parked wait's
+    /// first look).
+    package func hasInboxChanges(of user: UserID, after since: Int64) throws(StoreError) -> Bool {
+        try snapshot { () throws(StoreError) -> Bool in
+            let current = try currentActivity()
+            guard since < current else { return false }
+            return try !changedConversations(of: user, since: since, current: current).isEmpty
+        }
+    }
+
+    /// One conversation's latest change for the user after `since`.
+    struct InboxChange {
+        var seq: Int64
+        var activity: Int64
+        /// Set for a membership that ended.
+        var removedID: ConversationID?
+    }
+
+    /// The user's conversations changed after `since`, one per conversation
+    /// with its latest change, unordered.
+    private func changedConversations(of user: UserID, since: Int64, current: Int64) throws(StoreError) -> [InboxChange] {
+        let sql = current - since <= Self.feedWalkLimit ? InboxSQL.changesByWalk : InboxSQL.changesByMemberships
+        let result = try run(sql, [.text(user.rawValue), .int64(since)])
+        var latest: [Int64: InboxChange] = [:]
+        var removals: [InboxChange] = []
+        for row in 0..<result.rowCount {
+            let seq = result.int64(row, 1)
+            let activity = result.int64(row, 2)
+            if result.int64(row, 0) == 2 {
+                guard let id = result.optionalString(row, 3).flatMap(ConversationID.init) else { continue }
+                removals.append(InboxChange(seq: seq, activity: activity, removedID: id))
+            } else if (latest[seq]?.activity ?? .min) < activity {
+                latest[seq] = InboxChange(seq: seq, activity: activity)
+            }
+        }
+        // A removal row exists only while the user is not a member again.
+        for removal in removals { latest[removal.seq] = removal }
+        return Array(latest.values)
+    }
+
+    // MARK: - Waits
+
+    /// Up to `limit` of the user's conversation seqs.
+    package func membershipSeqs(of user: UserID, limit: Int) throws(StoreError) -> [Int64] {
+        let result = try run(InboxSQL.membershipSeqs, [.text(user.rawValue), .int64(Int64(limit))])
+        return (0..<result.rowCount).map { result.int64($0, 0) }
+    }
+
+    // MARK: - Rows
+
+    package func currentActivity() throws(StoreError) -> Int64 {
+        let result = try run(InboxSQL.activity, [])
+        guard result.rowCount == 1 else { throw .storage(code: 1, message: "the activity counter's row is missing") }
+        return result.int64(0, 0)
+    }
+
+    private func memberships(of user: UserID, limit: Int64) throws(StoreError) -> [InboxPlace] {
+        let result = try run(InboxSQL.memberships, [.text(user.rawValue), .int64(limit)])
+        return (0..<result.rowCount).compactMap { row in
+            if let newest = result.optionalInt64(row, 1) {
+                return InboxPlace(seq: result.int64(row, 0), place: .message(newestID: newest))
+            }
+            return ConversationID(result.string(row, 2)).map { InboxPlace(seq: result.int64(row, 0), place: .empty($0)) }
+        }
+    }
+
+    /// The rows a client draws for `seqs` (those the user is a member of),
+    /// by seq: one statement for them all.
+    private func inboxRows(of user: UserID, seqs: [Int64]) throws(StoreError) -> [Int64: InboxRow] {
+        guard !seqs.isEmpty else { return [:] }
+        let array = "{" + seqs.map(String.init).joined(separator: ",") + "}"
+        let result = try run(InboxSQL.rows, [.text(user.rawValue), .text(array), .int64(Int64(PostgresUnread.scanLimit))])
+        var rows: [Int64: InboxRow] = [:]
+        rows.reserveCapacity(result.rowCount)
+        for row in 0..<result.rowCount {
+            guard let id = ConversationID(result.string(row, 7)),
+                  let role = MemberRole(rawValue: result.string(row, 9)) else { continue }
+            let (seq, conversation) = PostgresRows.conversation(result, row: row, at: 0, id: id)
+            let lastReadID = result.optionalInt64(row, 10)
+            let unread = PostgresUnread.counted(result, row: row, at: 21)
+            rows[seq] = InboxRow(
+                conversation: conversation, role: role,
+                lastMessage: PostgresRows.message(result, row: row, at: 12, in: id),
+                read: ReadState(lastReadID: lastReadID, firstUnreadID: unread.firstUnreadID,
+                                unreadCount: unread.count, unreadCapped: unread.capped),
+                activity: max(result.int64(row, 8), result.int64(row, 11)))
+        }
+        return rows
+    }
+
+    /// Runs `body` in a `REPEATABLE READ READ ONLY` transaction: every
+    /// statement in it sees one snapshot. Read-only at that level, it can
+    /// neither block a writer nor fail with a serialization error.
+    func snapshot<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        _ = try pgRead { () throws(PostgresError) in
+            try connection.execute(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        }
+        let value: T
+        do {
+            value = try body()
+            _ = try pgRead { () throws(PostgresError) in try connection.execute(sql: "COMMIT") }
+        } catch {
+            if !connection.isBroken { _ = try? connection.execute(sql: "ROLLBACK") }
+            throw error
+        }
+        return value
+    }
+}

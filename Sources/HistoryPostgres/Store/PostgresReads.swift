@@ -1,0 +1,281 @@
+import HistoryStore
+
+/// Every read of the PostgreSQL store, with the same functions, results,
+/// flags and errors as SQLite's `StoreReads`, on one connection the caller
+/// checked out of the pool (no transaction open).
+///
+/// Snapshots: each conversation read (a conversation, a message, a page of
+/// any kind with its flags, the change feed, a page of members) is ONE
+/// statement: a CTE finds the conversation row by its public id and a
+/// `LEFT JOIN LATERAL` reads the rows from it, so the counters the flags
+/// come from (version, oldest_id, newest_id) and the rows are one snapshot,
+/// in one round trip, with no transaction to open or close. The inbox reads
+/// (a page, the user feed) take several statements and run inside a
+/// `REPEATABLE READ READ ONLY` transaction of their own (`snapshot`), so a
+/// page and the `activity` it reports are consistent; they must therefore be
+/// called outside any transaction.
+///
+/// Keyset reads only: a page is one descent of the primary key
+/// `(conversation_seq, id)` and a walk of at most `limit` rows (two walks
+/// and a point read for `around`), whatever the depth; never OFFSET.
+/// Statements are prepared once per connection (`cachedStatement`) and read
+/// in binary format.
+package struct PostgresReads {
+    package let connection: PGConnection
+
+    package init(connection: PGConnection) {
+        self.connection = connection
+    }
+
+    /// The statements, named so a test can ask PostgreSQL for their plans.
+    package enum SQL {
+        /// The conversation named by `$1`, as the CTE `c` every
+        /// conversation read starts from.
+        static let conversationCTE = """
+            WITH c AS (
+                SELECT \(PostgresRows.conversationColumns("conversations")) FROM conversations WHERE id = $1::text)
+            """
+        /// Selects the conversation (columns 0...6), then the message the
+        /// lateral subquery `m` read (7...15), one row per message, or one
+        /// row of NULL message columns when it read none.
+        static func withMessages(_ lateral: String) -> String {
+            """
+            \(conversationCTE)
+            SELECT \(PostgresRows.conversationColumns("c")), \(PostgresRows.messageColumns("m")) FROM c
+            LEFT JOIN LATERAL (\(lateral)) AS m ON true
+            """
+        }
+
+        static let conversation = "\(conversationCTE) SELECT \(PostgresRows.conversationColumns("c")) FROM c"
+
+        static let message = withMessages("""
+            SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+            WHERE conversation_seq = c.seq AND id = $2::bigint
+            """)
+
+        /// Up to `$3` messages below `$2`, from the highest (`newest` asks
+        /// below `Int64.max`).
+        package static let descending = withMessages("""
+            SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+            WHERE conversation_seq = c.seq AND id < $2::bigint ORDER BY id DESC LIMIT $3::bigint
+            """)
+
+        /// Up to `$4` messages with `$2 < id < $3`, from the lowest.
+        package static let ascending = withMessages("""
+            SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+            WHERE conversation_seq = c.seq AND id > $2::bigint AND id < $3::bigint ORDER BY id LIMIT $4::bigint
+            """)
+
+        /// Up to `$3` messages below the anchor `$2`, the anchor, up to `$3`
+        /// above it: two walks from one seek each and a point read.
+        package static let around = withMessages("""
+            (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+             WHERE conversation_seq = c.seq AND id < $2::bigint ORDER BY id DESC LIMIT $3::bigint)
+            UNION ALL
+            (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+             WHERE conversation_seq = c.seq AND id = $2::bigint)
+            UNION ALL
+            (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+             WHERE conversation_seq = c.seq AND id > $2::bigint ORDER BY id LIMIT $3::bigint)
+            """)
+
+        /// `after $2` with a window `$4`: column 16 counts the messages above
+        /// `$2`, no further than `$4 + 1` (bounded however long the
+        /// conversation); when it passes the window the newest `$3` are
+        /// read instead, else the `$3` above `$2`. Each branch is guarded by
+        /// a one-time filter on the count, so only one of them runs.
+        package static let afterWithinWindow = """
+            \(conversationCTE), ahead AS (
+                SELECT count(*) AS above FROM (
+                    SELECT 1 FROM messages, c WHERE messages.conversation_seq = c.seq AND messages.id > $2::bigint
+                    LIMIT $4::bigint + 1) AS counted)
+            SELECT \(PostgresRows.conversationColumns("c")), \(PostgresRows.messageColumns("m")), ahead.above
+            FROM c CROSS JOIN ahead
+            LEFT JOIN LATERAL (
+                (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+                 WHERE conversation_seq = c.seq AND id > $2::bigint AND ahead.above <= $4::bigint
+                 ORDER BY id LIMIT $3::bigint)
+                UNION ALL
+                (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+                 WHERE conversation_seq = c.seq AND ahead.above > $4::bigint
+                 ORDER BY id DESC LIMIT $3::bigint)
+            ) AS m ON true
+            """
+
+        /// The compacted change feed: messages changed after version `$2`
+        /// with `$3 <= id <= $4`, in version order, `$5` of them; column 16
+        /// is the version that created each. `id + 0` keeps the planner on
+        /// `messages_by_version`: the id bounds only filter that ordered
+        /// range scan, they must not pick the primary key (which would need
+        /// a sort by version of every message in the id range).
+        package static let changes = """
+            \(conversationCTE)
+            SELECT \(PostgresRows.conversationColumns("c")), \(PostgresRows.messageColumns("m")), m.created_version FROM c
+            LEFT JOIN LATERAL (
+                SELECT \(PostgresRows.messageColumns("messages")), messages.created_version FROM messages
+                WHERE conversation_seq = c.seq AND version > $2::bigint AND id + 0 >= $3::bigint AND id + 0 <= $4::bigint
+                ORDER BY version LIMIT $5::bigint
+            ) AS m ON true
+            """
+    }
+
+    // MARK: - Conversations and messages
+
+    /// The conversation row and its internal key, or `.conversationNotFound`.
+    package func conversation(_ id: ConversationID) throws(StoreError) -> (seq: Int64, conversation: Conversation) {
+        let result = try run(SQL.conversation, [.text(id.rawValue)])
+        guard result.rowCount > 0 else { throw .conversationNotFound(id) }
+        return PostgresRows.conversation(result, row: 0, at: 0, id: id)
+    }
+
+    package func message(_ messageID: Int64, in id: ConversationID) throws(StoreError) -> Message {
+        guard messageID >= 1 else { throw .messageNotFound(id, messageID: messageID) }
+        let (_, result) = try conversationRead(SQL.message, id, [.int64(messageID)])
+        guard let message = PostgresRows.message(result, row: 0, at: PostgresRows.conversationColumnCount, in: id) else {
+            throw .messageNotFound(id, messageID: messageID)
+        }
+        return message
+    }
+
+    // MARK: - Pages
+
+    /// A page as docs/API.md "Pages" defines it; `query` was validated.
+    package func page(of id: ConversationID, _ query: PageQuery) throws(StoreError) -> Page {
+        let limit = Int64(query.limit)
+        switch query.cursor {
+        case .newest:
+            let (conversation, rows) = try messages(SQL.descending, id, [.int64(.max), .int64(limit)])
+            return page(rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+
+        case .before(let before):
+            let (conversation, rows) = try messages(SQL.descending, id, [.int64(before), .int64(limit)])
+            return page(rows, in: conversation, emptyHasOlder: false,
+                        emptyHasNewer: conversation.newestID.map { $0 >= before } ?? false)
+
+        case .after(let after):
+            guard let window = query.window else {
+                let (conversation, rows) = try messages(SQL.ascending, id, [.int64(after), .int64(.max), .int64(limit)])
+                return page(rows, in: conversation,
+                            emptyHasOlder: conversation.oldestID.map { $0 <= after } ?? false, emptyHasNewer: false)
+            }
+            let (conversation, result) = try conversationRead(SQL.afterWithinWindow, id,
+                                                              [.int64(after), .int64(limit), .int64(Int64(window))])
+            let rows = messageRows(result, in: id)
+            let reset = result.int64(0, PostgresRows.conversationColumnCount + PostgresRows.messageColumnCount) > window
+            var answer = page(rows, in: conversation,
+                              emptyHasOlder: !reset && (conversation.oldestID.map { $0 <= after } ?? false),
+                              emptyHasNewer: false)
+            answer.reset = reset
+            return answer
+
+        case .between(let after, let before):
+            // Within (after, before): nothing is older than the first message
+            // above `after`; one extra row says whether more lie below `before`.
+            let (conversation, found) = try messages(SQL.ascending, id, [.int64(after), .int64(before), .int64(limit + 1)])
+            var rows = found
+            let hasNewer = rows.count > query.limit
+            if hasNewer { rows.removeLast() }
+            return Page(rows: rows, hasOlder: false, hasNewer: hasNewer, version: conversation.version)
+
+        case .around(let anchorID):
+            let (conversation, result) = try conversationRead(SQL.around, id, [.int64(anchorID), .int64(limit)])
+            return around(anchorID, result, limit: query.limit, conversation: conversation)
+        }
+    }
+
+    /// `floor(limit/2)` older messages, the anchor when it exists, newer ones
+    /// up to `limit`; when one side runs out, the other side fills the page.
+    private func around(_ anchorID: Int64, _ result: PGResult, limit: Int, conversation: Conversation) -> Page {
+        let ordered = PostgresRows.rowsOrdered(result, by: PostgresRows.conversationColumnCount)
+        let id = { (row: Int) in result.int64(row, PostgresRows.conversationColumnCount) }
+        let older = ordered.filter { id($0) < anchorID }
+        let anchor = ordered.filter { id($0) == anchorID }
+        let newer = ordered.filter { id($0) > anchorID }
+        let anchorCount = anchor.count
+        var olderTake = min(older.count, limit / 2)
+        let newerTake = min(newer.count, limit - anchorCount - olderTake)
+        olderTake = min(older.count, limit - anchorCount - newerTake)
+        var rows = MessageRows(conversationID: conversation.id)
+        rows.reserveCapacity(olderTake + anchorCount + newerTake)
+        for row in older.suffix(olderTake) + anchor + newer.prefix(newerTake) {
+            PostgresRows.append(result, row: row, at: PostgresRows.conversationColumnCount, to: &rows)
+        }
+        var page = page(rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+        page.anchor = Page.Anchor(id: anchorID, found: anchorCount == 1, index: anchorCount == 1 ? olderTake : nil)
+        return page
+    }
+
+    /// Flags from the conversation's oldest/newest ids: exact and O(1).
+    private func page(_ rows: MessageRows, in conversation: Conversation,
+                      emptyHasOlder: Bool, emptyHasNewer: Bool) -> Page {
+        guard let first = rows.records.first, let last = rows.records.last else {
+            return Page(rows: rows, hasOlder: emptyHasOlder, hasNewer: emptyHasNewer, version: conversation.version)
+        }
+        return Page(rows: rows,
+                    hasOlder: conversation.oldestID.map { $0 < first.id } ?? false,
+                    hasNewer: conversation.newestID.map { $0 > last.id } ?? false,
+                    version: conversation.version)
+    }
+
+    // MARK: - Changes
+
+    /// The compacted change feed, as docs/API.md "Events" defines it; `query` was validated.
+    package func changes(in id: ConversationID, _ query: ChangeQuery) throws(StoreError) -> ChangeFeed {
+        let since = query.since
+        let (conversation, result) = try conversationRead(SQL.changes, id, [
+            .int64(since), .int64(query.minID ?? 1), .int64(query.maxID ?? .max), .int64(Int64(query.limit + 1)),
+        ])
+        guard since <= conversation.version else {
+            throw .versionAhead(requested: since, current: conversation.version)
+        }
+        let messageColumn = PostgresRows.conversationColumnCount
+        let createdColumn = messageColumn + PostgresRows.messageColumnCount
+        var events: [ChangeEvent] = []
+        events.reserveCapacity(result.rowCount)
+        for row in PostgresRows.rowsOrdered(result, by: messageColumn + 8) {
+            guard let message = PostgresRows.message(result, row: row, at: messageColumn, in: id) else { continue }
+            let kind: ChangeEvent.Kind = result.int64(row, createdColumn) > since ? .created : message.deleted ? .deleted : .edited
+            events.append(ChangeEvent(kind: kind, message: message))
+        }
+        let hasMore = events.count > query.limit
+        if hasMore { events.removeLast() }
+        let version = hasMore ? events[events.count - 1].version : conversation.version
+        return ChangeFeed(events: events, hasMore: hasMore, version: version)
+    }
+
+    // MARK: - Running statements
+
+    /// Runs a cached statement (prepared on this connection at its first use).
+    func run(_ sql: String, _ parameters: [PostgresValue]) throws(StoreError) -> PGResult {
+        try pgRead { () throws(PostgresError) in
+            try connection.execute(connection.cachedStatement(sql: sql), parameters)
+        }
+    }
+
+    /// Runs a statement of `SQL.withMessages`' shape (the conversation `$1`
+    /// first, then `parameters`): `.conversationNotFound` when it returned
+    /// no row.
+    private func conversationRead(_ sql: String, _ id: ConversationID,
+                                  _ parameters: [PostgresValue]) throws(StoreError) -> (Conversation, PGResult) {
+        let result = try run(sql, [.text(id.rawValue)] + parameters)
+        guard result.rowCount > 0 else { throw .conversationNotFound(id) }
+        return (PostgresRows.conversation(result, row: 0, at: 0, id: id).conversation, result)
+    }
+
+    /// The conversation and the messages a `SQL.withMessages` statement read, ascending.
+    private func messages(_ sql: String, _ id: ConversationID,
+                          _ parameters: [PostgresValue]) throws(StoreError) -> (Conversation, MessageRows) {
+        let (conversation, result) = try conversationRead(sql, id, parameters)
+        return (conversation, messageRows(result, in: id))
+    }
+
+    private func messageRows(_ result: PGResult, in id: ConversationID) -> MessageRows {
+        let ordered = PostgresRows.rowsOrdered(result, by: PostgresRows.conversationColumnCount)
+        var rows = MessageRows(conversationID: id)
+        rows.reserveCapacity(ordered.count)
+        for row in ordered {
+            PostgresRows.append(result, row: row, at: PostgresRows.conversationColumnCount, to: &rows)
+        }
+        return rows
+    }
+}
