@@ -1,6 +1,6 @@
 /// The column lists the store selects, and how a row becomes a value: kept
 /// in one place so every query decodes the same columns the same way.
-enum StoredRows {
+package enum StoredRows {
     /// Columns 0...8 of a message row; its conversation is known to the caller.
     static let messageColumns =
         "id, sender, body, created_at, edited_at, deleted, reply_to, client_id, version"
@@ -66,7 +66,7 @@ enum StoredRows {
     /// `sender + "\0" + body`, stored as the signed bit pattern (SQLite
     /// INTEGER). A retry is recognised by it even after the message was
     /// edited or tombstoned, since the fingerprint is of what was first posted.
-    static func clientFingerprint(sender: String, body: String) -> Int64 {
+    package static func clientFingerprint(sender: String, body: String) -> Int64 {
         var hasher = FNV1a64()
         hasher.combine(sender.utf8)
         hasher.combine(CollectionOfOne(UInt8(0)))

@@ -37,13 +37,7 @@ extension Writer {
         throw .storage(code: SQLITE_ERROR, message: "could not generate an unused conversation id")
     }
 
-    /// 20 random characters of [A-Za-z0-9]: about 119 bits, so collisions
-    /// are checked for but never expected.
     static func generatedID() -> ConversationID {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<20).map { _ in alphabet[Int(generator.next(upperBound: UInt64(alphabet.count)))] }
-        // Every character is in the allowed set, so this cannot be nil.
-        return ConversationID(String(decoding: bytes, as: UTF8.self))!
+        ConversationID.generated()
     }
 }

@@ -1,0 +1,67 @@
+import HistoryStore
+
+/// Creating conversations, inside the batch transaction (SQLite's
+/// Writer+Conversations).
+extension PostgresBatch {
+    /// Takes an `activity` value (shared by the owner's member row) before
+    /// its checks, as the SQLite writer does: a refused create skips one.
+    ///
+    /// Two instances creating the same id at once: the unique index on `id`
+    /// makes the second INSERT wait for the first transaction, then `ON
+    /// CONFLICT DO NOTHING` inserts nothing once it committed: exactly one
+    /// gets the conversation, the other `.conversationExists`, and neither
+    /// transaction is aborted. The owner's row is written only once the
+    /// conversation's stands, so the pair needs no savepoint.
+    func createConversation(id: ConversationID?, title: String?, owner: UserID?) throws(PostgresError)
+        -> Result<Conversation, StoreError> {
+        let activity: Int64
+        switch takeActivity() {
+        case .success(let value): activity = value
+        case .failure(let error): return .failure(error)
+        }
+        let title = title?.isEmpty == false ? title : nil
+        let createdAt = Timestamp.now()
+        var inserted: (seq: Int64, id: ConversationID)?
+        if let id {
+            // Locked or created by this batch already: it exists.
+            guard seqs[id.rawValue] == nil else { return .failure(.conversationExists(id)) }
+            inserted = try insertConversation(id: id, title: title, createdAt: createdAt, activity: activity).map { ($0, id) }
+            guard inserted != nil else { return .failure(.conversationExists(id)) }
+        } else {
+            for _ in 0..<8 {
+                let generated = ConversationID.generated()
+                guard seqs[generated.rawValue] == nil else { continue }
+                if let seq = try insertConversation(id: generated, title: title, createdAt: createdAt, activity: activity) {
+                    inserted = (seq, generated)
+                    break
+                }
+            }
+            guard inserted != nil else {
+                return .failure(.storageFailure("PostgreSQL: could not generate an unused conversation id"))
+            }
+        }
+        guard let (seq, conversationID) = inserted else { return .failure(.storageFailure("unreachable")) }
+        if let owner {
+            try insertMember(Member(userID: owner, role: .owner, joinedAt: createdAt), seq: seq, activity: activity)
+            inboxUsers.insert(owner.rawValue)
+        }
+        // A new row is this transaction's alone until COMMIT: no lock to take.
+        seqs[conversationID.rawValue] = seq
+        counters[seq] = Counters(seq: seq, id: conversationID, version: 0, storedVersion: 0, storedMessageCount: 0,
+                                 storedNewestID: nil, activity: activity)
+        return .success(Conversation(id: conversationID, title: title, createdAt: createdAt, messageCount: 0,
+                                     oldestID: nil, newestID: nil, version: 0))
+    }
+
+    /// The new row's seq; nil when the id is taken (by a committed row, or
+    /// by another instance's transaction that committed while this waited).
+    private func insertConversation(id: ConversationID, title: String?, createdAt: Timestamp,
+                                    activity: Int64) throws(PostgresError) -> Int64? {
+        let result = try connection.execute(connection.cachedStatement(sql: """
+            INSERT INTO conversations (id, title, created_at, activity) VALUES ($1, $2, $3, $4)
+            ON CONFLICT (id) DO NOTHING RETURNING seq
+            """), [.text(id.rawValue), title.map(PostgresValue.text) ?? .null, .int64(createdAt.millisecondsSinceEpoch),
+                   .int64(activity)])
+        return result.rowCount == 1 ? result.int64(0, 0) : nil
+    }
+}

@@ -1,0 +1,53 @@
+import HistoryStore
+
+/// Moving a member's read marker, inside the batch transaction (SQLite's
+/// Writer+ReadMarkers): at most one write, to the member's own row.
+extension PostgresBatch {
+    /// Forward only, clamped to the conversation's newest message as the
+    /// batch sees it (one appended earlier in the same batch counts). A
+    /// marker that does not move writes nothing and takes no `activity`.
+    /// The unread state is read in the same transaction, with the reads'
+    /// bounded scan (`PostgresUnread`).
+    func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64) throws(PostgresError)
+        -> Result<ReadState, StoreError> {
+        guard let seq = try seq(of: conversation) else { return .failure(.conversationNotFound(conversation)) }
+        let found = try connection.execute(connection.cachedStatement(sql: """
+            SELECT last_read_id FROM members WHERE conversation_seq = $1 AND user_id = $2
+            """), [.int64(seq), .text(user.rawValue)])
+        guard found.rowCount == 1 else { return .failure(.memberNotFound(conversation, user)) }
+        let current = found.optionalInt64(0, 0)
+        var marker = current
+        guard let locked = counters[seq] else { return .failure(Self.vanished(conversation)) }
+        if let newest = locked.lastAppendedID ?? locked.storedNewestID {
+            let target = min(max(messageID, 0), newest)
+            if current.map({ target > $0 }) ?? true {
+                let activity: Int64
+                switch takeActivity() {
+                case .success(let value): activity = value
+                case .failure(let error): return .failure(error)
+                }
+                try connection.execute(connection.cachedStatement(sql: """
+                    UPDATE members SET last_read_id = $1, activity = $2 WHERE conversation_seq = $3 AND user_id = $4
+                    """), [.int64(target), .int64(activity), .int64(seq), .text(user.rawValue)])
+                marker = target
+                inboxUsers.insert(user.rawValue)
+            }
+        }
+        let unread = try connection.execute(connection.cachedStatement(sql: PendingUnreadSQL.sql),
+                                            [.int64(seq), .int64(marker ?? 0), .text(user.rawValue)])
+        let count = unread.rowCount == 0 ? 0 : Int(unread.int64(0, 0))
+        return .success(ReadState(lastReadID: marker, firstUnreadID: unread.rowCount == 0 ? nil : unread.optionalInt64(0, 1),
+                                  unreadCount: min(count, ReadState.unreadCap), unreadCapped: count > ReadState.unreadCap))
+    }
+}
+
+/// The reads' unread scan (PostgresUnread.sql on branch pg-reads) until
+/// that branch is merged here.
+private enum PendingUnreadSQL {
+    static let sql = """
+        SELECT count(*), min(id) FROM (
+            SELECT id FROM messages
+            WHERE conversation_seq = $1::bigint AND id > $2::bigint AND NOT deleted AND sender <> $3::text
+            ORDER BY id LIMIT \(ReadState.unreadCap + 1)) AS unread
+        """
+}

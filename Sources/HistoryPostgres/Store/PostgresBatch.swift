@@ -1,0 +1,293 @@
+import HistoryStore
+
+/// One group-committed batch as one PostgreSQL transaction: every request
+/// of it answered with its own result, the guarantees kept while other
+/// instances write the same tables (migrations/postgres/0001_init.sql,
+/// "How writers keep the guarantees across instances").
+///
+/// The order of a batch:
+/// 1. `BEGIN` at READ COMMITTED, then every conversation the batch names
+///    locked in ascending `seq` with one `SELECT ... FOR UPDATE` (its
+///    counters read as the last writer committed them), then the
+///    `activity_counter` row locked: the lock order every writer follows,
+///    so no two wait on each other in a cycle.
+/// 2. Each request: its checks, then its writes. Message ids come from the
+///    `message_ids` sequence while the conversation is locked, versions and
+///    `activity` values from the locked rows' values, kept in memory.
+/// 3. The touched conversations' counters written back (one statement),
+///    the counter's row, the notices (`pg_notify`), `COMMIT`.
+///
+/// A failing request must not poison the batch, and PostgreSQL aborts the
+/// whole transaction on any error, so a request never lets one happen: its
+/// checks (unknown conversation, reply target, `client_id`, tombstone,
+/// member) run before it writes, and the one race the locks do not settle,
+/// two instances creating the same conversation id, is an `INSERT ... ON
+/// CONFLICT DO NOTHING`. (A `client_id` cannot race: both instances lock
+/// the conversation first, and the second reads the first's row once it
+/// committed.) No savepoint is needed, and none is paid for.
+///
+/// The `activity_counter` row is taken right after the conversation locks,
+/// not after the requests' writes: values are then handed out from memory
+/// (no round trip per change), at the price of holding the row for the
+/// whole batch rather than its end. Either way its values commit in the
+/// order they were taken (the row is held until COMMIT), which is what
+/// readers following "activity > last seen" rely on.
+///
+/// A database error is not a request's: it fails the batch. A deadlock or
+/// serialization failure is rolled back and the batch may be written again
+/// (`Outcome.mayRetry`); a connection lost during `COMMIT` leaves the
+/// outcome unknown and is answered `.unavailable`, never retried here.
+///
+/// Not `Sendable`: made, used and dropped on the writer's queue, with the
+/// connection the pool lent it.
+final class PostgresBatch {
+    /// What a batch produced: the answers to give once it is durable.
+    struct Outcome: Sendable {
+        var answers: [@Sendable () -> Void] = []
+        /// Set when the batch committed.
+        var commit: PostgresCommit?
+        /// Rolled back by a deadlock or serialization failure before
+        /// anything was answered: writing it again is safe.
+        var mayRetry = false
+
+        static func failed(_ batch: [WriteRequest], with error: StoreError, mayRetry: Bool = false) -> Outcome {
+            Outcome(answers: batch.map { request in { request.fail(error) } }, commit: nil, mayRetry: mayRetry)
+        }
+    }
+
+    /// A locked conversation's counters while the batch is being written,
+    /// written back with one statement just before COMMIT.
+    struct Counters {
+        let seq: Int64
+        let id: ConversationID
+        var version: Int64
+        let storedVersion: Int64
+        let storedMessageCount: Int64
+        let storedNewestID: Int64?
+        var activity: Int64
+        var appended: Int64 = 0
+        var firstAppendedID: Int64?
+        var lastAppendedID: Int64?
+
+        /// Only a tampered row can hold a conversation at `Int64.max`.
+        mutating func advanceVersion() -> StoreError? {
+            guard version < Int64.max else {
+                return .impossibleStoredValue("conversation '\(id.rawValue)' is at version \(version), "
+                    + "after which no change can be numbered")
+            }
+            version += 1
+            return nil
+        }
+
+        func checkRoomForAppend() -> StoreError? {
+            guard storedMessageCount <= Int64.max - appended - 1 else {
+                return .impossibleStoredValue("conversation '\(id.rawValue)' counts \(storedMessageCount) messages, "
+                    + "too many to count another")
+            }
+            return nil
+        }
+    }
+
+    let connection: PGConnection
+    /// Public id -> seq of every conversation locked or created by this
+    /// transaction.
+    var seqs: [String: Int64] = [:]
+    /// Their counters, by seq.
+    var counters: [Int64: Counters] = [:]
+    /// The conversations a request changed (SQLite's `pending`): their
+    /// counters are written back and they are in the inbox notice.
+    var touched: Set<Int64> = []
+    /// The messages each conversation's new version changed.
+    var changedIDs: [Int64: [Int64]] = [:]
+    /// Users whose marker or membership changed.
+    var inboxUsers: Set<String> = []
+    /// The last `activity` value handed out, and the counter as it was.
+    var activity: Int64 = 0
+    var storedActivity: Int64 = 0
+
+    init(connection: PGConnection) {
+        self.connection = connection
+    }
+
+    static let conversationColumns = "seq, id, version, message_count, newest_id, activity"
+
+    // MARK: - The transaction
+
+    func perform(_ batch: [WriteRequest]) -> Outcome {
+        var outcome = Outcome()
+        do throws(PostgresError) {
+            try connection.execute(sql: "BEGIN ISOLATION LEVEL READ COMMITTED")
+            try lockConversations(named: batch)
+            try lockActivity()
+            for request in batch {
+                outcome.answers.append(try answer(request))
+            }
+            try writeBackCounters()
+            if activity != storedActivity {
+                try connection.execute(connection.cachedStatement(sql: "UPDATE activity_counter SET value = $1 WHERE id = 1"),
+                                       [.int64(activity)])
+            }
+            let notices = self.notices()
+            let notify = try connection.cachedStatement(sql: "SELECT pg_notify($1, $2)")
+            for payload in ChangeNotice.payloads(notices) {
+                try connection.execute(notify, [.text(ChangeNotice.channel), .text(payload)])
+            }
+            do throws(PostgresError) {
+                try connection.execute(sql: "COMMIT")
+            } catch where error.kind == .connectionLost {
+                return .failed(batch, with: .unavailable(reason: "the connection was lost during COMMIT, "
+                    + "so whether the batch was written is unknown (\(error.message))"))
+            }
+            outcome.commit = PostgresCommit(notices: notices, size: batch.count)
+            return outcome
+        } catch {
+            rollBack()
+            let retry = error.kind == .deadlockDetected || error.kind == .serializationFailure
+            return .failed(batch, with: StoreError(error), mayRetry: retry)
+        }
+    }
+
+    /// Ends a failed transaction; the pool drops a connection left inside one.
+    private func rollBack() {
+        guard !connection.isBroken, connection.transactionStatus != .idle else { return }
+        _ = try? connection.execute(sql: "ROLLBACK")
+    }
+
+    /// Runs one request; its answer is given after COMMIT.
+    private func answer(_ request: WriteRequest) throws(PostgresError) -> @Sendable () -> Void {
+        switch request {
+        case .createConversation(let id, let title, let owner, let completion):
+            let result = try createConversation(id: id, title: title, owner: owner)
+            return { completion(result) }
+        case .append(let message, let conversation, let completion):
+            let result = try append(message, to: conversation)
+            return { completion(result) }
+        case .edit(let messageID, let conversation, let body, let completion):
+            let result = try edit(messageID: messageID, in: conversation, body: body)
+            return { completion(result) }
+        case .delete(let messageID, let conversation, let completion):
+            let result = try delete(messageID: messageID, in: conversation)
+            return { completion(result) }
+        case .putMember(let user, let role, let conversation, let completion):
+            let result = try putMember(user, role: role, in: conversation)
+            return { completion(result) }
+        case .removeMember(let user, let conversation, let completion):
+            let result = try removeMember(user, from: conversation)
+            return { completion(result) }
+        case .markRead(let user, let conversation, let messageID, let completion):
+            let result = try markRead(user, in: conversation, upTo: messageID)
+            return { completion(result) }
+        }
+    }
+
+    // MARK: - Locks
+
+    /// Locks, in ascending `seq`, every existing conversation a request of
+    /// the batch names, and reads their counters as last committed.
+    private func lockConversations(named batch: [WriteRequest]) throws(PostgresError) {
+        var ids = Set<String>()
+        for request in batch {
+            switch request {
+            case .createConversation: break
+            case .append(_, let id, _), .edit(_, let id, _, _), .delete(_, let id, _),
+                 .putMember(_, _, let id, _), .removeMember(_, let id, _), .markRead(_, let id, _, _):
+                ids.insert(id.rawValue)
+            }
+        }
+        guard !ids.isEmpty else { return }
+        let result = try connection.execute(connection.cachedStatement(sql: """
+            SELECT \(Self.conversationColumns) FROM conversations WHERE id = ANY($1::text[]) ORDER BY seq FOR UPDATE
+            """), [.text(PostgresArrayLiteral.texts(ids.sorted()))])
+        for row in 0..<result.rowCount { remember(result, row: row) }
+    }
+
+    private func lockActivity() throws(PostgresError) {
+        let result = try connection.execute(connection.cachedStatement(
+            sql: "SELECT value FROM activity_counter WHERE id = 1 FOR UPDATE"))
+        guard result.rowCount == 1 else {
+            throw PostgresError(kind: .other, message: "the activity counter's row is missing")
+        }
+        activity = result.int64(0, 0)
+        storedActivity = activity
+    }
+
+    /// Records a locked conversation row (`conversationColumns`).
+    private func remember(_ result: PGResult, row: Int) {
+        guard let id = ConversationID(result.string(row, 1)) else { return }
+        let seq = result.int64(row, 0)
+        let version = result.int64(row, 2)
+        seqs[id.rawValue] = seq
+        counters[seq] = Counters(seq: seq, id: id, version: version, storedVersion: version,
+                                 storedMessageCount: result.int64(row, 3), storedNewestID: result.optionalInt64(row, 4),
+                                 activity: result.int64(row, 5))
+    }
+
+    /// The conversation's seq, locked; nil when it does not exist. One the
+    /// batch did not name up front (it was created by another instance
+    /// since) is locked now, out of `seq` order: a deadlock that may cause
+    /// is detected by the server and the batch written again.
+    func seq(of id: ConversationID) throws(PostgresError) -> Int64? {
+        if let seq = seqs[id.rawValue] { return seq }
+        let result = try connection.execute(connection.cachedStatement(sql: """
+            SELECT \(Self.conversationColumns) FROM conversations WHERE id = $1 FOR UPDATE
+            """), [.text(id.rawValue)])
+        guard result.rowCount == 1 else { return nil }
+        remember(result, row: 0)
+        return seqs[id.rawValue]
+    }
+
+    // MARK: - Counters
+
+    /// The next `activity` value; nil only for a tampered counter.
+    func takeActivity() -> Result<Int64, StoreError> {
+        guard activity < Int64.max else {
+            return .failure(.impossibleStoredValue("the activity counter is at \(activity), after which no change can be numbered"))
+        }
+        activity += 1
+        return .success(activity)
+    }
+
+    /// Records a change to the conversation the batch made.
+    func touch(_ changed: Counters) {
+        counters[changed.seq] = changed
+        touched.insert(changed.seq)
+    }
+
+    private func writeBackCounters() throws(PostgresError) {
+        guard !touched.isEmpty else { return }
+        let rows = touched.sorted().compactMap { counters[$0] }
+        try connection.execute(connection.cachedStatement(sql: """
+            UPDATE conversations AS c
+            SET message_count = c.message_count + u.appended, oldest_id = coalesce(c.oldest_id, u.first_id),
+                newest_id = coalesce(u.last_id, c.newest_id), version = u.version, activity = u.activity
+            FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
+                 AS u(seq, appended, first_id, last_id, version, activity)
+            WHERE c.seq = u.seq
+            """), [
+                .text(PostgresArrayLiteral.int64s(rows.map(\.seq))),
+                .text(PostgresArrayLiteral.int64s(rows.map(\.appended))),
+                .text(PostgresArrayLiteral.int64s(rows.map(\.firstAppendedID))),
+                .text(PostgresArrayLiteral.int64s(rows.map(\.lastAppendedID))),
+                .text(PostgresArrayLiteral.int64s(rows.map(\.version))),
+                .text(PostgresArrayLiteral.int64s(rows.map(\.activity))),
+            ])
+    }
+
+    /// What the batch changed, as every instance's waits need it: each
+    /// conversation whose version moved with the ids it changed, and the
+    /// inbox notice (the batch's last activity, the conversations it
+    /// changed, the users whose marker or membership changed), the same
+    /// sets the SQLite store publishes to its waiters.
+    func notices() -> [ChangeNotice] {
+        var notices: [ChangeNotice] = []
+        for seq in touched.sorted() {
+            guard let changed = counters[seq], changed.version != changed.storedVersion else { continue }
+            notices.append(.conversation(changed.id, version: changed.version,
+                                         changedIDs: ChangedMessageIDs(changedIDs[seq] ?? []).ranges))
+        }
+        if !touched.isEmpty || !inboxUsers.isEmpty {
+            notices.append(.inbox(activity: activity, conversations: touched.sorted(), users: inboxUsers.sorted()))
+        }
+        return notices
+    }
+}
