@@ -74,7 +74,7 @@ let package = Package(
         .target(
             name: "HistoryAPI",
             dependencies: [
-                "HistoryStore", "HTTPCore",
+                "HistoryStore", "HistoryPostgres", "HTTPCore",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
@@ -125,7 +125,7 @@ let package = Package(
         // server binary as a process, temporary stores, raw requests.
         .target(
             name: "HistoryTestSupport",
-            dependencies: ["HistoryAPI", "HistoryClient", "HistoryStore", "HTTPCore", "ToolSupport"],
+            dependencies: ["HistoryAPI", "HistoryClient", "HistoryStore", "HistoryPostgres", "HTTPCore", "ToolSupport"],
             path: "Tests/HistoryTestSupport",
             swiftSettings: strictSettings
         ),
@@ -133,7 +133,7 @@ let package = Package(
         // StoreBenchCommandTests run it as a child process.
         .testTarget(
             name: "HistoryStoreTests",
-            dependencies: ["HistoryStore", "HistoryStoreBench", "HistoryTestSupport"],
+            dependencies: ["HistoryStore", "HistoryPostgres", "HistoryStoreBench", "HistoryTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

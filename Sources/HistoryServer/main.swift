@@ -63,7 +63,7 @@ do {
         writeLine("history-server: error: \(error.message)", to: STDERR_FILENO)
         exit(2)
     case .store(let error):
-        writeLine("history-server: error: cannot open the database \(configuration.databasePath): \(error)", to: STDERR_FILENO)
+        writeLine("history-server: error: cannot open the database \(configuration.displayedDatabase): \(error)", to: STDERR_FILENO)
         exit(1)
     }
 }

@@ -4,10 +4,10 @@ import Synchronization
 import Testing
 @testable import HistoryStore
 
-@Suite("Appends")
+@Suite("Appends", .postgresCluster)
 struct AppendTests {
-    @Test func appendStoresTheMessageAndBumpsTheVersion() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func appendStoresTheMessageAndBumpsTheVersion(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let before = Timestamp.now()
             let outcome = try await store.append(NewMessage(sender: "ana", body: "hello", clientID: "k1"), to: cid("c"))
@@ -27,8 +27,8 @@ struct AppendTests {
         }
     }
 
-    @Test func idsAreUniqueAcrossConversations() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func idsAreUniqueAcrossConversations(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("a")
             try await store.make("b")
             var ids: [Int64] = []
@@ -41,8 +41,8 @@ struct AppendTests {
         }
     }
 
-    @Test func bodyTextIsStoredExactly() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func bodyTextIsStoredExactly(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let tricky = "nul\u{0}inside, emoji 👩‍👩‍👧, quote ' and \"double\""
             let message = try await store.append(NewMessage(sender: "ünï", body: tricky), to: cid("c")).message
@@ -81,8 +81,8 @@ struct AppendTests {
         }
     }
 
-    @Test func limitsAreInclusive() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func limitsAreInclusive(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let message = NewMessage(sender: String(repeating: "é", count: 64),
                                      body: String(repeating: "b", count: 16 * 1024),
@@ -97,16 +97,16 @@ struct AppendTests {
         }
     }
 
-    @Test func unknownConversationIsRefused() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func unknownConversationIsRefused(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             await #expect(throws: StoreError.conversationNotFound(cid("ghost"))) {
                 try await store.append(NewMessage(sender: "s", body: "b"), to: cid("ghost"))
             }
         }
     }
 
-    @Test func replyToMustNameAMessageOfTheSameConversation() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func replyToMustNameAMessageOfTheSameConversation(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("a")
             try await store.make("b")
             let target = try await store.post(1, to: "a")[0]
@@ -125,8 +125,8 @@ struct AppendTests {
         }
     }
 
-    @Test func aRepeatedClientIDAnswersTheOriginalAndStoresNothing() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aRepeatedClientIDAnswersTheOriginalAndStoresNothing(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let message = NewMessage(sender: "ana", body: "once", clientID: "retry-1")
             let first = try await store.append(message, to: cid("c"))
@@ -141,8 +141,8 @@ struct AppendTests {
         }
     }
 
-    @Test func aClientIDWithAnotherSenderOrBodyConflicts() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aClientIDWithAnotherSenderOrBodyConflicts(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             _ = try await store.append(NewMessage(sender: "ana", body: "one", clientID: "k"), to: cid("c"))
             await #expect(throws: StoreError.clientIDConflict(clientID: "k")) {
@@ -160,8 +160,8 @@ struct AppendTests {
         }
     }
 
-    @Test func aRetryAfterAnEditOrDeleteAnswersTheCurrentState() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aRetryAfterAnEditOrDeleteAnswersTheCurrentState(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let original = NewMessage(sender: "ana", body: "first words", clientID: "k")
             let stored = try await store.append(original, to: cid("c")).message
@@ -175,8 +175,8 @@ struct AppendTests {
         }
     }
 
-    @Test func concurrentRetriesOfOneClientIDStoreOneMessage() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func concurrentRetriesOfOneClientIDStoreOneMessage(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let message = NewMessage(sender: "ana", body: "flaky network", clientID: "same-key")
             let outcomes = try await withThrowingTaskGroup(of: AppendOutcome.self) { group in
@@ -272,8 +272,8 @@ struct AppendTests {
         }
     }
 
-    @Test func idsFollowCommitOrderWithinAConversation() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func idsFollowCommitOrderWithinAConversation(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             onThreads(8) { thread in
                 for index in 0..<25 {
@@ -287,8 +287,8 @@ struct AppendTests {
         }
     }
 
-    @Test func bulkAppendKeepsCountersAndVersions() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func bulkAppendKeepsCountersAndVersions(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("bulk")
             try await store.post(2, to: "bulk")
             let ids = try store.seed(100, to: "bulk")
@@ -304,15 +304,15 @@ struct AppendTests {
             let next = try await store.post(1, to: "bulk")[0]
             #expect(next.id > ids.last!)
             #expect(next.version == 103)
-            #expect(try store.bulkAppend([], to: cid("bulk")) == nil)
+            #expect(try store.bulkLoad([], to: cid("bulk")) == nil)
             #expect(throws: StoreError.conversationNotFound(cid("none"))) {
-                try store.bulkAppend([NewMessage(sender: "s", body: "b")], to: cid("none"))
+                try store.bulkLoad([NewMessage(sender: "s", body: "b")], to: cid("none"))
             }
             #expect(throws: StoreError.self) {
-                try store.bulkAppend([NewMessage(sender: "s", body: "")], to: cid("bulk"))
+                try store.bulkLoad([NewMessage(sender: "s", body: "")], to: cid("bulk"))
             }
             #expect(throws: StoreError.clientIDConflict(clientID: "twice")) {
-                try store.bulkAppend([NewMessage(sender: "s", body: "b", clientID: "twice"),
+                try store.bulkLoad([NewMessage(sender: "s", body: "b", clientID: "twice"),
                                       NewMessage(sender: "s", body: "b", clientID: "twice")], to: cid("bulk"))
             }
             #expect(try store.conversation(cid("bulk")).messageCount == 103)

@@ -2,14 +2,14 @@ import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 
-@Suite("Change feed")
+@Suite("Change feed", .postgresCluster)
 struct ChangesTests {
     private func kinds(_ feed: ChangeFeed) -> [String] {
         feed.events.map { "\($0.message.body.isEmpty ? "-" : $0.message.body):\($0.kind.rawValue)@\($0.version)" }
     }
 
-    @Test func eventsAreCompactedInTheOrderOfTheLastChange() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func eventsAreCompactedInTheOrderOfTheLastChange(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let c = cid("c")
             let one = try await store.append(NewMessage(sender: "s", body: "one"), to: c).message      // v1
@@ -29,8 +29,8 @@ struct ChangesTests {
         }
     }
 
-    @Test func anEditedThenDeletedMessageIsOneDeletedEvent() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func anEditedThenDeletedMessageIsOneDeletedEvent(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let c = cid("c")
             let message = try await store.post(1, to: "c")[0]
@@ -43,8 +43,8 @@ struct ChangesTests {
         }
     }
 
-    @Test func hasMorePagesThroughEverythingOnce() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func hasMorePagesThroughEverythingOnce(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let ids = try store.seed(25, to: "c")
             var since: Int64 = 0
@@ -68,8 +68,8 @@ struct ChangesTests {
         }
     }
 
-    @Test func anExactlyFullLastPageHasNoMore() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func anExactlyFullLastPageHasNoMore(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             try store.seed(10, to: "c")
             let feed = try store.changes(in: cid("c"), ChangeQuery(since: 0, limit: 10))
@@ -77,8 +77,8 @@ struct ChangesTests {
         }
     }
 
-    @Test func theIDRangeKeepsOnlyThatWindow() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func theIDRangeKeepsOnlyThatWindow(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let ids = try store.seed(30, to: "c")
             for id in ids { _ = try await store.edit(messageID: id, in: cid("c"), body: "edited \(id)") }
@@ -96,8 +96,8 @@ struct ChangesTests {
         }
     }
 
-    @Test func errors() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func errors(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             try await store.post(2, to: "c")
             let c = cid("c")

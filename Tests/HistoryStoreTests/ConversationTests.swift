@@ -2,10 +2,10 @@ import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 
-@Suite("Conversations")
+@Suite("Conversations", .postgresCluster)
 struct ConversationTests {
-    @Test func createWithAGivenIDAndReadItBack() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func createWithAGivenIDAndReadItBack(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             let created = try await store.createConversation(id: cid("general"), title: "General")
             #expect(created.id == cid("general"))
             #expect(created.title == "General")
@@ -16,8 +16,8 @@ struct ConversationTests {
         }
     }
 
-    @Test func createWithAGeneratedID() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func createWithAGeneratedID(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             let first = try await store.createConversation()
             let second = try await store.createConversation()
             #expect(first.id != second.id)
@@ -27,8 +27,8 @@ struct ConversationTests {
         }
     }
 
-    @Test func anExistingIDIsRefused() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func anExistingIDIsRefused(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("dup", title: "first")
             await #expect(throws: StoreError.conversationExists(cid("dup"))) {
                 try await store.createConversation(id: cid("dup"), title: "second")
@@ -37,8 +37,8 @@ struct ConversationTests {
         }
     }
 
-    @Test func titleRules() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func titleRules(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             let empty = try await store.createConversation(id: cid("empty"), title: "")
             #expect(empty.title == nil)
             #expect(try store.conversation(cid("empty")).title == nil)
@@ -57,14 +57,14 @@ struct ConversationTests {
         }
     }
 
-    @Test func unknownConversation() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func unknownConversation(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             #expect(throws: StoreError.conversationNotFound(cid("nope"))) { try store.conversation(cid("nope")) }
         }
     }
 
-    @Test func countersFollowEveryChange() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func countersFollowEveryChange(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let posted = try await store.post(3, to: "c")
             var conversation = try store.conversation(cid("c"))

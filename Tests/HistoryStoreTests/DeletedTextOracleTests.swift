@@ -7,10 +7,10 @@ import Testing
 /// `client_id` fingerprint included: a retry of a deleted message's
 /// `client_id` is answered with the tombstone whatever body it carries, so
 /// retries cannot confirm a guess of the deleted text.
-@Suite("Deleted text oracle")
+@Suite("Deleted text oracle", .postgresCluster)
 struct DeletedTextOracleTests {
-    @Test func aRetryBeforeTheDeleteStillTellsTheBodyApart() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aRetryBeforeTheDeleteStillTellsTheBodyApart(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let original = NewMessage(sender: "ana", body: "the secret is 42", clientID: "k1")
             let posted = try await store.append(original, to: cid("c")).message
@@ -51,8 +51,8 @@ struct DeletedTextOracleTests {
     }
 
     /// An edited message keeps answering retries of its original post.
-    @Test func anEditKeepsTheRetryRule() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func anEditKeepsTheRetryRule(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let original = NewMessage(sender: "ana", body: "first", clientID: "k1")
             let posted = try await store.append(original, to: cid("c")).message

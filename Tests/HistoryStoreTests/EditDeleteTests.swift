@@ -2,10 +2,10 @@ import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 
-@Suite("Edits and deletes")
+@Suite("Edits and deletes", .postgresCluster)
 struct EditDeleteTests {
-    @Test func editReplacesTheBodyAndBumpsTheVersion() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func editReplacesTheBodyAndBumpsTheVersion(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let original = try await store.post(2, to: "c")[0]
             let edited = try await store.edit(messageID: original.id, in: cid("c"), body: "fixed typo")
@@ -18,8 +18,8 @@ struct EditDeleteTests {
         }
     }
 
-    @Test func editErrors() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func editErrors(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("a")
             try await store.make("b")
             let message = try await store.post(1, to: "a")[0]
@@ -46,8 +46,8 @@ struct EditDeleteTests {
         }
     }
 
-    @Test func deleteLeavesATombstoneInPlace() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func deleteLeavesATombstoneInPlace(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let posted = try await store.post(3, to: "c")
             let tombstone = try await store.delete(messageID: posted[1].id, in: cid("c"))
@@ -63,8 +63,8 @@ struct EditDeleteTests {
         }
     }
 
-    @Test func deletingATombstoneAgainChangesNothing() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func deletingATombstoneAgainChangesNothing(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let message = try await store.post(1, to: "c")[0]
             let first = try await store.delete(messageID: message.id, in: cid("c"))
@@ -74,8 +74,8 @@ struct EditDeleteTests {
         }
     }
 
-    @Test func editingATombstoneIsRefused() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func editingATombstoneIsRefused(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let message = try await store.post(1, to: "c")[0]
             _ = try await store.delete(messageID: message.id, in: cid("c"))
@@ -86,8 +86,8 @@ struct EditDeleteTests {
         }
     }
 
-    @Test func deleteErrors() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func deleteErrors(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("a")
             try await store.make("b")
             let message = try await store.post(1, to: "a")[0]
@@ -104,8 +104,8 @@ struct EditDeleteTests {
         }
     }
 
-    @Test func messageReadErrors() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func messageReadErrors(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("a")
             #expect(throws: StoreError.messageNotFound(cid("a"), messageID: 5)) { try store.message(5, in: cid("a")) }
             #expect(throws: StoreError.conversationNotFound(cid("zz"))) { try store.message(5, in: cid("zz")) }

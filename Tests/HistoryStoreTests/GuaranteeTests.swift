@@ -4,10 +4,10 @@ import Testing
 @testable import HistoryStore
 
 /// docs/API.md "Guarantees the tests must prove", 1 and 2, under real concurrency.
-@Suite("Guarantees")
+@Suite("Guarantees", .postgresCluster)
 struct GuaranteeTests {
-    @Test func walksInBothDirectionsSeeEveryMessageOnceWhileOthersPost() async throws {
-        try await withTemporaryStore(durability: .full) { store in
+    @Test(arguments: StoreBackend.allCases) func walksInBothDirectionsSeeEveryMessageOnceWhileOthersPost(backend: StoreBackend) async throws {
+        try await withTestStore(backend, durability: .full) { store in
             let c = cid("c")
             try await store.make("c")
             try store.seed(600, to: "c")
@@ -54,8 +54,8 @@ struct GuaranteeTests {
         }
     }
 
-    @Test func aPollerNeverSeesALowerIDAppearLater() async throws {
-        try await withTemporaryStore(durability: .full) { store in
+    @Test(arguments: StoreBackend.allCases) func aPollerNeverSeesALowerIDAppearLater(backend: StoreBackend) async throws {
+        try await withTestStore(backend, durability: .full) { store in
             let c = cid("c")
             try await store.make("c")
             let finished = Locked(false)

@@ -8,7 +8,7 @@ func uid(_ text: String) -> UserID {
     UserID(text)!
 }
 
-extension SQLiteHistoryStore {
+extension HistoryStore {
     /// Creates a conversation named `id` with `owner` as its first member.
     @discardableResult
     func make(_ id: String, owner: String) async throws -> Conversation {
@@ -52,12 +52,12 @@ extension SQLiteHistoryStore {
     }
 }
 
-@Suite("Inbox")
+@Suite("Inbox", .postgresCluster)
 struct InboxTests {
     // MARK: - Read markers
 
-    @Test func markersMoveForwardOnlyAndClampToTheNewestMessage() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func markersMoveForwardOnlyAndClampToTheNewestMessage(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("room", owner: "ana")
             // No messages: nothing to read, the marker stays nil.
             #expect(try await store.markRead(uid("ana"), in: cid("room"), upTo: 5)
@@ -77,8 +77,8 @@ struct InboxTests {
         }
     }
 
-    @Test func markReadFailsClearly() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func markReadFailsClearly(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("room", owner: "ana")
             await #expect(throws: StoreError.memberNotFound(cid("room"), uid("bob"))) {
                 try await store.markRead(uid("bob"), in: cid("room"), upTo: 1)
@@ -98,8 +98,8 @@ struct InboxTests {
 
     // MARK: - Unread counts
 
-    @Test func unreadCountsSkipTombstonesAndOwnMessagesAndCapAt999() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func unreadCountsSkipTombstonesAndOwnMessagesAndCapAt999(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("exact", owner: "ana")
             try await store.make("capped", owner: "ana")
             let exact = try store.seed(999, to: "exact")
@@ -122,8 +122,8 @@ struct InboxTests {
 
     // MARK: - Pages
 
-    @Test func pagesFollowTheNewestMessageThenEmptyConversationsById() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func pagesFollowTheNewestMessageThenEmptyConversationsById(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             for name in ["e2", "a", "b", "e1", "c"] {
                 try await store.make(name, owner: "ana")
             }
@@ -146,8 +146,8 @@ struct InboxTests {
         }
     }
 
-    @Test func aConversationMovingToTheTopIsNotRepeated() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aConversationMovingToTheTopIsNotRepeated(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             for name in ["a", "b", "c", "d"] {
                 try await store.make(name, owner: "ana")
                 try await store.post(1, to: name)
@@ -162,8 +162,8 @@ struct InboxTests {
         }
     }
 
-    @Test func badQueriesAreRefused() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func badQueriesAreRefused(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             for cursor in ["", "x", "bTo=", "bTow", "bTotMQ", "ZTpub3Qgb2theSE", "ZTo", String(repeating: "A", count: 300)] {
                 do {
                     _ = try store.inbox(of: uid("ana"), InboxQuery(cursor: cursor))
@@ -194,8 +194,8 @@ struct InboxTests {
     /// memberships; with the user's conversations rare among the recent
     /// ones the walk gives up and reads the memberships. Both must page
     /// exactly like the small path.
-    @Test func aUserWithManyConversationsPagesTheSame() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aUserWithManyConversationsPagesTheSame(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             var expected: [String] = []
             for index in 0..<300 {
                 let name = String(format: "big%03d", index)
@@ -229,8 +229,8 @@ struct InboxTests {
 
     // MARK: - The user feed
 
-    @Test func theFeedIsCompactedAndSaysRemoved() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func theFeedIsCompactedAndSaysRemoved(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("one", owner: "ana")
             try await store.make("two", owner: "ana")
             try await store.make("left", owner: "ana")
@@ -272,8 +272,8 @@ struct InboxTests {
 
     /// The feed of a user whose `since` is far behind reads its memberships
     /// instead of walking every change since: the same answer.
-    @Test func aFeedFarBehindReadsTheSame() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aFeedFarBehindReadsTheSame(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("mine", owner: "ana")
             try await store.make("busy")
             let start = try store.inbox(of: uid("ana"), InboxQuery()).activity

@@ -6,14 +6,14 @@ import Testing
 /// store answers a batch's callers, then wakes its waits, on one serial
 /// queue, so once a later write was answered the earlier batch's wake-ups
 /// have run, and a wait still parked then was not woken by it.
-@Suite("Waiting for inbox changes")
+@Suite("Waiting for inbox changes", .postgresCluster)
 struct InboxWaitTests {
     /// A parked inbox wait whose outcome the test can look at.
     final class ParkedWait: Sendable {
         let outcome = Locked<WaitOutcome?>(nil)
         let token: Locked<WaitToken?> = Locked(nil)
 
-        init(_ store: SQLiteHistoryStore, user: String, after activity: Int64, timeout: Duration = .seconds(60)) {
+        init(_ store: any HistoryStore, user: String, after activity: Int64, timeout: Duration = .seconds(60)) {
             let token = store.waitForInboxChange(of: uid(user), after: activity, timeout: timeout) { [outcome] result in
                 outcome.withLock { $0 = result }
             }
@@ -26,18 +26,18 @@ struct InboxWaitTests {
         }
     }
 
-    private func activity(_ store: SQLiteHistoryStore) throws -> Int64 {
+    private func activity(_ store: any HistoryStore) throws -> Int64 {
         try store.inbox(of: uid("nobody"), InboxQuery()).activity
     }
 
     /// Makes sure every earlier batch's wake-ups have run (see the suite's note).
-    private func settle(_ store: SQLiteHistoryStore) async throws {
+    private func settle(_ store: any HistoryStore) async throws {
         if (try? store.conversation(cid("settle"))) == nil { try await store.make("settle") }
         try await store.post(1, to: "settle")
     }
 
-    @Test func aPostInOneOfTheUsersConversationsWakesItAndOneElsewhereDoesNot() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aPostInOneOfTheUsersConversationsWakesItAndOneElsewhereDoesNot(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("mine", owner: "ana")
             try await store.make("theirs", owner: "bob")
             let wait = ParkedWait(store, user: "ana", after: try activity(store))
@@ -52,8 +52,8 @@ struct InboxWaitTests {
         }
     }
 
-    @Test func membershipsAndTheUsersOwnMarkerWakeIt() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func membershipsAndTheUsersOwnMarkerWakeIt(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("room", owner: "ana")
             try await store.putMember(uid("bob"), in: cid("room"))
             try await store.post(2, to: "room", sender: "cy")
@@ -93,8 +93,8 @@ struct InboxWaitTests {
         }
     }
 
-    @Test func aFeedAlreadyPastAnswersAtOnceButOtherUsersChangesDoNot() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aFeedAlreadyPastAnswersAtOnceButOtherUsersChangesDoNot(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("mine", owner: "ana")
             try await store.make("other")
             let start = try activity(store)

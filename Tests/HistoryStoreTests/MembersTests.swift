@@ -2,14 +2,14 @@ import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 
-@Suite("Members")
+@Suite("Members", .postgresCluster)
 struct MembersTests {
     private func uid(_ text: String) -> UserID {
         UserID(text)!
     }
 
     /// Every member of the conversation, read in keyset pages of `limit`.
-    private func allPages(_ store: SQLiteHistoryStore, _ conversation: String, limit: Int) throws -> [MemberPage] {
+    private func allPages(_ store: any HistoryStore, _ conversation: String, limit: Int) throws -> [MemberPage] {
         var pages: [MemberPage] = []
         var after: UserID?
         repeat {
@@ -44,8 +44,8 @@ struct MembersTests {
 
     // MARK: - Adding, changing, removing
 
-    @Test func putAddsThenChangesThenLeavesUnchanged() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func putAddsThenChangesThenLeavesUnchanged(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("room")
             let before = Timestamp.now()
             let added = try await store.putMember(uid("ana"), role: .member, in: cid("room"))
@@ -70,8 +70,8 @@ struct MembersTests {
         }
     }
 
-    @Test func removeAnswersWhetherSomeoneWasRemoved() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func removeAnswersWhetherSomeoneWasRemoved(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("room")
             try await store.make("other")
             try await store.putMember(uid("ana"), in: cid("room"))
@@ -91,8 +91,8 @@ struct MembersTests {
         }
     }
 
-    @Test func memberChangesDoNotMoveTheMessageVersion() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func memberChangesDoNotMoveTheMessageVersion(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("room")
             try await store.post(2, to: "room")
             try await store.putMember(uid("ana"), in: cid("room"))
@@ -105,8 +105,8 @@ struct MembersTests {
         }
     }
 
-    @Test func aMissingConversationIsNotFoundForEveryMemberCall() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aMissingConversationIsNotFoundForEveryMemberCall(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             let missing = cid("missing")
             await #expect(throws: StoreError.conversationNotFound(missing)) {
                 try await store.putMember(uid("ana"), in: missing)
@@ -126,8 +126,8 @@ struct MembersTests {
 
     // MARK: - Pages
 
-    @Test func keysetPagesCoverManyMembersWithoutRepeatOrGapInByteOrder() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func keysetPagesCoverManyMembersWithoutRepeatOrGapInByteOrder(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("big")
             try await store.make("neighbour")
             try await store.putMember(uid("zz-neighbour"), in: cid("neighbour"))
@@ -166,8 +166,8 @@ struct MembersTests {
         }
     }
 
-    @Test func aPageLimitOutsideOneToAThousandIsRefused() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aPageLimitOutsideOneToAThousandIsRefused(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("room")
             for limit in [0, -1, 1001] {
                 let error = #expect(throws: StoreError.self, "\(limit)") {
@@ -182,8 +182,8 @@ struct MembersTests {
 
     // MARK: - Owners
 
-    @Test func creatingWithAnOwnerMakesItTheFirstMember() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func creatingWithAnOwnerMakesItTheFirstMember(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             let created = try await store.createConversation(id: cid("mine"), title: "Mine", owner: uid("ana"))
             #expect(try store.role(of: uid("ana"), in: cid("mine")) == .owner)
             let page = try store.members(of: cid("mine"), after: nil, limit: 100)
@@ -199,8 +199,8 @@ struct MembersTests {
         }
     }
 
-    @Test func aRefusedCreateAddsNoMember() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aRefusedCreateAddsNoMember(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("taken")
             await #expect(throws: StoreError.conversationExists(cid("taken"))) {
                 try await store.createConversation(id: cid("taken"), title: nil, owner: uid("mallory"))
@@ -251,8 +251,8 @@ struct MembersTests {
         }
     }
 
-    @Test func concurrentCreatesWithOwnersInOneBatchEachGetTheirOwner() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func concurrentCreatesWithOwnersInOneBatchEachGetTheirOwner(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             let count = 64
             let created = try await withThrowingTaskGroup(of: (Int, Conversation).self) { group in
                 for index in 0..<count {
@@ -273,8 +273,8 @@ struct MembersTests {
 
     // MARK: - Roles
 
-    @Test func roleLookups() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func roleLookups(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             _ = try await store.createConversation(id: cid("room"), title: nil, owner: uid("owner"))
             try await store.make("elsewhere")
             try await store.putMember(uid("ana"), in: cid("room"))

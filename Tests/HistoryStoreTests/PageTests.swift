@@ -62,10 +62,10 @@ private func observed(_ page: Page) -> PageModel.Expected {
                        anchorIndex: page.anchor.map { $0.index }, reset: page.reset)
 }
 
-@Suite("Pages")
+@Suite("Pages", .postgresCluster)
 struct PageTests {
     /// "a" gets ids with gaps (messages of "b" in between) and tombstones.
-    private func seedWithGaps(_ store: SQLiteHistoryStore) async throws -> [Int64] {
+    private func seedWithGaps(_ store: any HistoryStore) async throws -> [Int64] {
         try await store.make("a")
         try await store.make("b")
         var ids: [Int64] = []
@@ -79,8 +79,8 @@ struct PageTests {
         return ids
     }
 
-    @Test func everyCursorMatchesTheModel() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func everyCursorMatchesTheModel(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             let ids = try await seedWithGaps(store)
             let model = PageModel(ids: ids)
             let gapID = ids[7] + 1 // a message of "b": not in "a"
@@ -114,8 +114,8 @@ struct PageTests {
         }
     }
 
-    @Test func anEmptyConversation() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func anEmptyConversation(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("empty")
             for cursor in [PageCursor.newest, .before(10), .after(10), .between(after: 1, before: 10), .around(5)] {
                 let page = try store.page(of: cid("empty"), PageQuery(cursor: cursor, limit: 10))
@@ -131,8 +131,8 @@ struct PageTests {
         }
     }
 
-    @Test func newestAndBeforeWalkDownFromTheBottom() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func newestAndBeforeWalkDownFromTheBottom(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let ids = try store.seed(120, to: "c")
             let newest = try store.page(of: cid("c"), PageQuery())
@@ -150,8 +150,8 @@ struct PageTests {
         }
     }
 
-    @Test func aroundKeepsHalfTheLimitOlder() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aroundKeepsHalfTheLimitOlder(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let ids = try store.seed(40, to: "c")
             let even = try store.page(of: cid("c"), PageQuery(cursor: .around(ids[20]), limit: 10))
@@ -176,8 +176,8 @@ struct PageTests {
         }
     }
 
-    @Test func windowResetsOnlyWhenTooFarBehind() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func windowResetsOnlyWhenTooFarBehind(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let ids = try store.seed(100, to: "c")
             let near = try store.page(of: cid("c"), PageQuery(cursor: .after(ids[94]), limit: 50, window: 10))
@@ -194,8 +194,8 @@ struct PageTests {
         }
     }
 
-    @Test func invalidQueriesNameTheirField() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func invalidQueriesNameTheirField(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let cases: [(PageQuery, String)] = [
                 (PageQuery(limit: 0), "limit"),

@@ -6,10 +6,10 @@ import Testing
 /// A wait filtered to an id range (a long-poll with `min_id`/`max_id`) is
 /// woken only by commits that changed a message in that range: appends
 /// elsewhere leave it parked, an edit or delete of a message in range wakes it.
-@Suite("Waits filtered by id range")
+@Suite("Waits filtered by id range", .postgresCluster)
 struct RangeFilteredWaitTests {
-    @Test func appendsOutsideTheRangeLeaveItParkedAndAnEditInRangeWakesIt() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func appendsOutsideTheRangeLeaveItParkedAndAnEditInRangeWakesIt(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let watched = try await store.post(1, to: "c")[0]
             async let outcome = store.waitForChange(in: cid("c"), after: 1, ids: watched.id...watched.id,
@@ -17,7 +17,7 @@ struct RangeFilteredWaitTests {
             #expect(await eventually { store.parkedWaitCount == 1 })
             // bulkAppend publishes before it returns: the wait has seen these commits.
             for _ in 0..<5 {
-                try store.bulkAppend([NewMessage(sender: "bob", body: "elsewhere")], to: cid("c"))
+                try store.bulkLoad([NewMessage(sender: "bob", body: "elsewhere")], to: cid("c"))
             }
             #expect(store.parkedWaitCount == 1)
             _ = try await store.edit(messageID: watched.id, in: cid("c"), body: "changed")
@@ -26,8 +26,8 @@ struct RangeFilteredWaitTests {
         }
     }
 
-    @Test func anAppendInTheRangeWakesIt() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func anAppendInTheRangeWakesIt(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let first = try await store.post(1, to: "c")[0]
             async let outcome = store.waitForChange(in: cid("c"), after: 1, ids: (first.id + 1)...Int64.max,
@@ -38,14 +38,14 @@ struct RangeFilteredWaitTests {
         }
     }
 
-    @Test func aDeleteInTheRangeWakesItAndAnUnfilteredWaitWakesForAnything() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aDeleteInTheRangeWakesItAndAnUnfilteredWaitWakesForAnything(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let watched = try await store.post(1, to: "c")[0]
             async let filtered = store.waitForChange(in: cid("c"), after: 1, ids: 1...watched.id, timeout: .seconds(30))
             async let unfiltered = store.waitForChange(in: cid("c"), after: 1, timeout: .seconds(30))
             #expect(await eventually { store.parkedWaitCount == 2 })
-            try store.bulkAppend([NewMessage(sender: "bob", body: "elsewhere")], to: cid("c"))
+            try store.bulkLoad([NewMessage(sender: "bob", body: "elsewhere")], to: cid("c"))
             #expect(await unfiltered == .changed)
             #expect(store.parkedWaitCount == 1)
             _ = try await store.delete(messageID: watched.id, in: cid("c"))

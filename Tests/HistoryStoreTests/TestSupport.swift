@@ -8,7 +8,7 @@ func cid(_ text: String) -> ConversationID {
     ConversationID(text)!
 }
 
-extension SQLiteHistoryStore {
+extension HistoryStore {
     /// Creates a conversation named `id`.
     @discardableResult
     func make(_ id: String, title: String? = nil) async throws -> Conversation {
@@ -29,7 +29,7 @@ extension SQLiteHistoryStore {
     @discardableResult
     func seed(_ count: Int, to id: String) throws -> [Int64] {
         let messages = (0..<count).map { NewMessage(sender: "seed", body: "seeded \($0)") }
-        guard let ids = try bulkAppend(messages, to: cid(id)) else { return [] }
+        guard let ids = try bulkLoad(messages, to: cid(id)) else { return [] }
         return Array(ids)
     }
 

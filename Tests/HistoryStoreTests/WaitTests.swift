@@ -4,10 +4,10 @@ import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 
-@Suite("Waiting for changes")
+@Suite("Waiting for changes", .postgresCluster)
 struct WaitTests {
-    @Test func anAlreadyNewerVersionAnswersAtOnce() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func anAlreadyNewerVersionAnswersAtOnce(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             try await store.post(2, to: "c")
             #expect(await store.waitForChange(in: cid("c"), after: 1, timeout: .seconds(30)) == .changed)
@@ -15,8 +15,8 @@ struct WaitTests {
         }
     }
 
-    @Test func aCommitWakesTheWait() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aCommitWakesTheWait(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             try await store.post(1, to: "c")
             async let outcome = store.waitForChange(in: cid("c"), after: 1, timeout: .seconds(30))
@@ -27,8 +27,8 @@ struct WaitTests {
         }
     }
 
-    @Test func editsAndDeletesWakeToo() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func editsAndDeletesWakeToo(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let message = try await store.post(1, to: "c")[0]
             async let edited = store.waitForChange(in: cid("c"), after: 1, timeout: .seconds(30))
@@ -42,8 +42,8 @@ struct WaitTests {
         }
     }
 
-    @Test func anotherConversationDoesNotWakeIt() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func anotherConversationDoesNotWakeIt(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("quiet")
             try await store.make("busy")
             async let outcome = store.waitForChange(in: cid("quiet"), after: 0, timeout: .milliseconds(300))
@@ -53,8 +53,8 @@ struct WaitTests {
         }
     }
 
-    @Test func aWaitTimesOut() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aWaitTimesOut(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             #expect(await store.waitForChange(in: cid("c"), after: 0, timeout: .milliseconds(50)) == .timedOut)
             #expect(await store.waitForChange(in: cid("c"), after: 0, timeout: .zero) == .timedOut)
@@ -62,8 +62,8 @@ struct WaitTests {
         }
     }
 
-    @Test func aWaitCanBeCancelled() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func aWaitCanBeCancelled(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let outcomes = Locked<[WaitOutcome]>([])
             let token = store.waitForChange(in: cid("c"), after: 0, timeout: .seconds(30)) { outcome in
@@ -81,8 +81,8 @@ struct WaitTests {
         }
     }
 
-    @Test func closingAnswersParkedWaitsAndLaterOnes() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func closingAnswersParkedWaitsAndLaterOnes(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let outcomes = Locked<[WaitOutcome]>([])
             for _ in 0..<3 {
@@ -96,8 +96,8 @@ struct WaitTests {
         }
     }
 
-    @Test func tenThousandParkedWaitsAreWokenByOneCommit() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func tenThousandParkedWaitsAreWokenByOneCommit(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let woken = Locked(0)
             var tokens: [WaitToken] = []

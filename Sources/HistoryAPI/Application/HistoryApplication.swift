@@ -1,5 +1,6 @@
 import Dispatch
 import HTTPCore
+import HistoryPostgres
 import HistoryStore
 
 /// The whole server, wired: store, API, HTTP server, metrics and logs.
@@ -44,13 +45,9 @@ public final class HistoryApplication: Sendable {
         let browser = BrowserSafety(loopbackBind: AccessMode.isLoopback(host: configuration.host),
                                     allowedHosts: configuration.allowedHosts, corsOrigins: configuration.corsOrigins)
         let metrics = Metrics()
-        let storeConfiguration = StoreConfiguration(path: configuration.databasePath,
-                                                    durability: configuration.durability,
-                                                    onBatchCommitted: { size in metrics.recordBatch(size: size) },
-                                                    onWarning: { message in logger.warning(message) })
-        let store: SQLiteHistoryStore
+        let store: any HistoryStore
         do {
-            store = try SQLiteHistoryStore(configuration: storeConfiguration)
+            store = try Self.openStore(configuration, metrics: metrics, logger: logger)
         } catch {
             throw .store(error)
         }
@@ -69,6 +66,22 @@ public final class HistoryApplication: Sendable {
         self.responder = responder
         self.accessLog = accessLog
         self.server = HTTPServer(configuration: httpConfiguration, responder: responder, observer: responder)
+    }
+
+    /// A SQLite file, or a PostgreSQL database when `--database` is a
+    /// `postgres://` or `postgresql://` URI (one any number of instances
+    /// may share).
+    private static func openStore(_ configuration: ServerConfiguration, metrics: Metrics,
+                                  logger: Logger) throws(StoreError) -> any HistoryStore {
+        let onBatchCommitted: @Sendable (Int) -> Void = { size in metrics.recordBatch(size: size) }
+        let onWarning: @Sendable (String) -> Void = { message in logger.warning(message) }
+        if PostgresStoreConfiguration.isPostgresURI(configuration.databasePath) {
+            return try PostgresHistoryStore(configuration: PostgresStoreConfiguration(
+                uri: configuration.databasePath, onBatchCommitted: onBatchCommitted, onWarning: onWarning))
+        }
+        return try SQLiteHistoryStore(configuration: StoreConfiguration(
+            path: configuration.databasePath, durability: configuration.durability,
+            onBatchCommitted: onBatchCommitted, onWarning: onWarning))
     }
 
     /// Binds and listens; returns once connections are accepted.
@@ -104,7 +117,7 @@ public final class HistoryApplication: Sendable {
 
     /// The one line `history-server` prints when it is ready.
     public var startupLine: String {
-        "history-server \(Self.version) listening on \(address) database \(configuration.databasePath)"
+        "history-server \(Self.version) listening on \(address) database \(configuration.displayedDatabase)"
     }
 
     /// Graceful stop: stop accepting and close idle connections; answer

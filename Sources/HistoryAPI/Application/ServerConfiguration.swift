@@ -106,3 +106,30 @@ public struct ServerConfiguration: Sendable, Hashable {
         self.accessLog = accessLog
     }
 }
+
+extension ServerConfiguration {
+    /// `databasePath` as logs may show it: a PostgreSQL URI's password
+    /// (`user:secret@`, `password=secret`) replaced by `***`.
+    public var displayedDatabase: String {
+        Self.redactingPassword(databasePath)
+    }
+
+    static func redactingPassword(_ database: String) -> String {
+        guard database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") else { return database }
+        var text = database
+        // After "postgres://" or "postgresql://".
+        let schemeEnd = text.index(text.firstIndex(of: ":")!, offsetBy: 3)
+        let authorityEnd = text[schemeEnd...].firstIndex(where: { $0 == "/" || $0 == "?" }) ?? text.endIndex
+        if let at = text[schemeEnd..<authorityEnd].lastIndex(of: "@"),
+           let colon = text[schemeEnd..<at].firstIndex(of: ":") {
+            text.replaceSubrange(text.index(after: colon)..<at, with: "***")
+        }
+        if let query = text.firstIndex(of: "?") {
+            let pairs = text[text.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false).map { pair in
+                pair.lowercased().hasPrefix("password=") ? "password=***" : String(pair)
+            }
+            text = String(text[...query]) + pairs.joined(separator: "&")
+        }
+        return text
+    }
+}

@@ -34,8 +34,8 @@ struct ServerOptions: ParsableCommand {
             transform: SettingValue.port)
     var port: Int?
 
-    @Option(help: .setting("The SQLite file; created with its folder when missing.",
-                           variable: "HISTORY_DATABASE", default: ServerOptions.defaults.databasePath, valueName: "path"),
+    @Option(help: .setting("The SQLite file, created with its folder when missing; or a PostgreSQL database as a libpq URI (postgres://... or postgresql://...), which several instances may share.",
+                           variable: "HISTORY_DATABASE", default: ServerOptions.defaults.databasePath, valueName: "path-or-uri"),
             transform: SettingValue.nonEmpty)
     var database: String?
 
