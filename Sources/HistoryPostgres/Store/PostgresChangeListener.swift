@@ -1,5 +1,10 @@
 import Dispatch
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 /// One instance's ear on the database: a connection of its own that ran
 /// `LISTEN history_changes`, so the instance hears every commit made
@@ -25,18 +30,21 @@ import Synchronization
 /// ```
 ///
 /// The use of `@unchecked Sendable` is safe for this type because every
-/// mutable property (`connection`, `source`, `attempt`, `isClosed`) is
+/// mutable property (`connection`, `source`, `watchedDescriptor`, `attempt`,
+/// `isClosed`, `wasListening`) is
 /// read and written only on `queue`, a serial queue; the constants are
 /// `Sendable`.
 public final class PostgresChangeListener: @unchecked Sendable {
     public let uri: String
     private let onNotices: @Sendable ([ChangeNotice]) -> Void
     private let onGap: @Sendable () -> Void
-    private let onConnectionLost: @Sendable (PostgresError) -> Void
+    private let onConnectionLost: @Sendable (_ error: PostgresError, _ failedReconnects: Int) -> Void
     private let queue = DispatchQueue(label: "history-postgres.listener", qos: .userInitiated)
 
     private var connection: PGConnection?
     private var source: (any DispatchSourceRead)?
+    /// The duplicate of the socket the source watches.
+    private var watchedDescriptor: Int32 = -1
     /// Failed connects since the connection was last up (the backoff's exponent).
     private var attempt = 0
     private var isClosed = false
@@ -59,12 +67,13 @@ public final class PostgresChangeListener: @unchecked Sendable {
     ///   - onNotices: the notices of one notification, in the order sent.
     ///   - onGap: after a lost connection was replaced and `LISTEN` runs
     ///     again: notices may have been missed.
-    ///   - onConnectionLost: what broke, for the log (also called for each
-    ///     failed reconnect).
+    ///   - onConnectionLost: what broke, for the log: with 0 when the
+    ///     connection was lost, then with the count of failed reconnects
+    ///     after each of them.
     public init(uri: String,
                 onNotices: @escaping @Sendable ([ChangeNotice]) -> Void,
                 onGap: @escaping @Sendable () -> Void,
-                onConnectionLost: @escaping @Sendable (PostgresError) -> Void = { _ in }) {
+                onConnectionLost: @escaping @Sendable (_ error: PostgresError, _ failedReconnects: Int) -> Void = { _, _ in }) {
         self.uri = uri
         self.onNotices = onNotices
         self.onGap = onGap
@@ -129,16 +138,27 @@ public final class PostgresChangeListener: @unchecked Sendable {
                                           connectTimeout: Self.connectTimeoutSeconds)
         // The channel name is a constant identifier, not input.
         try connection.execute(sql: "LISTEN \(ChangeNotice.channel)")
-        let descriptor = connection.socketDescriptor
+        // Dispatch watches a duplicate of the socket that only the cancel
+        // handler closes. A descriptor may be closed only once Dispatch
+        // stopped watching it (its rule for read sources), and libpq closes
+        // its own the moment it reads the end of a lost connection: the
+        // next connection could then get the same number while Dispatch
+        // still unregisters the old one, and lose the new one's events.
+        let descriptor = dup(connection.socketDescriptor)
+        guard descriptor >= 0 else {
+            connection.close()
+            throw PostgresError(kind: .connectionLost, message: "cannot watch the listening socket (errno \(errno))")
+        }
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
         source.setEventHandler { [weak self] in self?.readAvailable() }
-        // The socket may be closed only once Dispatch stopped watching it
-        // (its documentation's rule for read sources): PQfinish runs in the
-        // cancel handler, never right after `cancel()`.
         let owned = OwnedConnection(connection)
-        source.setCancelHandler { owned.connection.close() }
+        source.setCancelHandler {
+            owned.connection.close()
+            closeDescriptor(descriptor)
+        }
         self.connection = connection
         self.source = source
+        self.watchedDescriptor = descriptor
         attempt = 0
         source.activate()
         listening.store(true, ordering: .releasing)
@@ -158,20 +178,39 @@ public final class PostgresChangeListener: @unchecked Sendable {
         }
         source = nil
         connection = nil
+        watchedDescriptor = -1
     }
 
+    /// Reads until the socket has nothing more: Dispatch may report a
+    /// socket once for what arrived together (on Linux it watches edges),
+    /// and a server that goes away sends its farewell message and its
+    /// end-of-file together; a read that took only the message would never
+    /// hear of the end, and the listener would sit on a dead session.
+    /// Bounded: a socket that keeps being readable gets the next turn from
+    /// the source.
     private func readAvailable() {
         guard let connection, !isClosed else { return }
-        do {
-            try connection.consumeInput()
-        } catch {
-            lose(error)
-            return
+        for _ in 0..<64 {
+            do {
+                try connection.consumeInput()
+            } catch {
+                deliverBuffered()
+                lose(error)
+                return
+            }
+            deliverBuffered()
+            if connection.isBroken {
+                lose(PostgresError(kind: .connectionLost, message: "the listening connection broke"))
+                return
+            }
+            guard Self.hasPendingInput(watchedDescriptor) else { return }
         }
-        deliverBuffered()
-        if connection.isBroken {
-            lose(PostgresError(kind: .connectionLost, message: "the listening connection broke"))
-        }
+    }
+
+    /// Whether a read would not block now: bytes, end-of-file or an error.
+    private static func hasPendingInput(_ descriptor: Int32) -> Bool {
+        var watched = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&watched, 1, 0) == 1 && watched.revents != 0
     }
 
     private func deliverBuffered() {
@@ -187,7 +226,7 @@ public final class PostgresChangeListener: @unchecked Sendable {
         listening.store(false, ordering: .releasing)
         stopWatching()
         guard !isClosed else { return }
-        onConnectionLost(error)
+        onConnectionLost(error, 0)
         reconnect()
     }
 
@@ -196,7 +235,7 @@ public final class PostgresChangeListener: @unchecked Sendable {
         do {
             try connectAndListen()
         } catch {
-            onConnectionLost(error)
+            onConnectionLost(error, attempt + 1)
             scheduleReconnect(after: error)
         }
     }
@@ -228,4 +267,9 @@ public final class PostgresChangeListener: @unchecked Sendable {
 private final class OwnedConnection: @unchecked Sendable {
     let connection: PGConnection
     init(_ connection: PGConnection) { self.connection = connection }
+}
+
+/// `close(2)`, out of the reach of `PostgresChangeListener.close()`'s name.
+private func closeDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
 }

@@ -99,8 +99,15 @@ public final class PostgresHistoryStore: HistoryStore {
                 waiters.wakeAll()
                 inboxWaiters.wakeAll()
             },
-            onConnectionLost: { error in
-                onWarning?("PostgreSQL: the connection listening for other instances' commits is down: \(error.message)")
+            onConnectionLost: { error, failedReconnects in
+                // The loss, then one line per ten failed reconnects (every
+                // 2 s at most): enough to follow an outage, not a flood.
+                guard failedReconnects % 10 == 0 else { return }
+                let reason = error.message.split(whereSeparator: \.isNewline)
+                    .map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: " ")
+                onWarning?(failedReconnects == 0
+                    ? "PostgreSQL: the connection listening for other instances' commits is down: \(reason)"
+                    : "PostgreSQL: still reconnecting (\(failedReconnects) attempts): \(reason)")
             })
         do {
             try listener.start()
