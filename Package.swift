@@ -157,7 +157,7 @@ let package = Package(
         // HistoryServer is here for its binary, which ServerProcess runs.
         .testTarget(
             name: "HistoryServerTests",
-            dependencies: ["HistoryServer", "HTTPCore", "HistoryClient", "HistoryTestSupport"],
+            dependencies: ["HistoryServer", "HistoryAPI", "HistoryPostgres", "HTTPCore", "HistoryClient", "HistoryTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
