@@ -83,14 +83,18 @@ package struct PostgresReads {
         /// `$2`, no further than `$4 + 1` (bounded however long the
         /// conversation); when it passes the window the newest `$3` are
         /// read instead, else the `$3` above `$2`. Each branch is guarded by
-        /// a one-time filter on the count, so only one of them runs.
+        /// a one-time filter on the count, so only one of them runs. The
+        /// count walks the primary key in order (`ORDER BY`): unordered,
+        /// PostgreSQL may build a bitmap of every message above `$2` first,
+        /// which is the whole conversation for a client far behind.
         package static let afterWithinWindow = """
-            \(conversationCTE), ahead AS (
+            \(conversationCTE)
+            SELECT \(PostgresRows.conversationColumns("c")), \(PostgresRows.messageColumns("m")), ahead.above FROM c
+            CROSS JOIN LATERAL (
                 SELECT count(*) AS above FROM (
-                    SELECT 1 FROM messages, c WHERE messages.conversation_seq = c.seq AND messages.id > $2::bigint
-                    LIMIT $4::bigint + 1) AS counted)
-            SELECT \(PostgresRows.conversationColumns("c")), \(PostgresRows.messageColumns("m")), ahead.above
-            FROM c CROSS JOIN ahead
+                    SELECT 1 FROM messages WHERE conversation_seq = c.seq AND id > $2::bigint
+                    ORDER BY id LIMIT $4::bigint + 1) AS counted
+            ) AS ahead
             LEFT JOIN LATERAL (
                 (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
                  WHERE conversation_seq = c.seq AND id > $2::bigint AND ahead.above <= $4::bigint
