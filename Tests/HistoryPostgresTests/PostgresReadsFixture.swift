@@ -68,11 +68,13 @@ struct PostgresReadsFixture {
     }
 
     /// `count` conversations `<prefix>1`, `<prefix>2`, ... at once, each
-    /// with `users` as members and, when `messages`, one message (from
-    /// "ann"); every one takes its own activity value, in seq order.
+    /// with `users` as members and, when `messages`, `messagesEach`
+    /// messages (from "ann"); every one takes its own activity value, in
+    /// seq order.
     /// Returns their seqs ascending.
     @discardableResult
-    func bulkConversations(_ prefix: String, count: Int, users: [String], messages: Bool) throws -> [Int64] {
+    func bulkConversations(_ prefix: String, count: Int, users: [String], messages: Bool,
+                           messagesEach: Int = 3) throws -> [Int64] {
         let made = try connection.query("""
             INSERT INTO conversations (id, created_at) SELECT $1 || n, 1000 FROM generate_series(1, $2::bigint) AS n
             RETURNING seq
@@ -87,12 +89,15 @@ struct PostgresReadsFixture {
         if messages {
             try connection.query("""
                 INSERT INTO messages (conversation_seq, id, sender, body, created_at, created_version, version)
-                SELECT seq, nextval('message_ids'), 'ann', 'hello ' || seq, 2000, 1, 1
-                FROM (SELECT seq FROM unnest($1::bigint[]) AS seq ORDER BY seq) AS ordered
-                """, [array])
+                SELECT seq, nextval('message_ids'), 'ann', 'hello ' || seq, 2000, n, n
+                FROM (SELECT seq, n FROM unnest($1::bigint[]) AS seq, generate_series(1, $2::bigint) AS n ORDER BY seq, n) AS ordered
+                """, [array, .int64(Int64(messagesEach))])
             try connection.query("""
-                UPDATE conversations SET message_count = 1, version = 1, oldest_id = messages.id, newest_id = messages.id
-                FROM messages WHERE messages.conversation_seq = conversations.seq AND conversations.seq = ANY ($1::bigint[])
+                UPDATE conversations SET message_count = counted.n, version = counted.n, oldest_id = counted.oldest,
+                       newest_id = counted.newest
+                FROM (SELECT conversation_seq, count(*) AS n, min(id) AS oldest, max(id) AS newest FROM messages
+                      WHERE conversation_seq = ANY ($1::bigint[]) GROUP BY conversation_seq) AS counted
+                WHERE counted.conversation_seq = conversations.seq
                 """, [array])
         }
         try connection.query("""

@@ -1,3 +1,4 @@
+import Foundation
 import HistoryPostgres
 import HistoryStore
 import HistoryTestSupport
@@ -353,6 +354,265 @@ extension PostgresTests {
                 let role = try fixture.plan(PostgresReads.MemberSQL.role, ["'a'", "'c'"])
                 #expect(role.contains("Index Scan using conversations_id_key") && !role.contains("Seq Scan"), "\(role)")
                 #expect(role.contains("Index Scan using members_pkey") || role.contains("Index Scan using members_by_user"), "\(role)")
+            }
+        }
+
+        // MARK: - Inbox
+
+        /// The user's conversations in inbox order, computed by a plain
+        /// ORDER BY over all of them: the oracle the pages are checked against.
+        private func expectedInbox(_ fixture: PostgresReadsFixture, of user: String) throws -> [String] {
+            let result = try fixture.connection.query("""
+                SELECT conversations.id FROM members JOIN conversations ON conversations.seq = members.conversation_seq
+                WHERE members.user_id = $1 ORDER BY conversations.newest_id DESC NULLS LAST, conversations.id
+                """, [.text(user)])
+            return (0..<result.rowCount).map { result.string($0, 0) }
+        }
+
+        /// Every page of `user`'s inbox, `limit` rows a page, following the cursors.
+        private func walkInbox(_ reads: PostgresReads, of user: String, limit: Int) throws -> [InboxPage] {
+            var pages: [InboxPage] = []
+            var cursor: InboxCursor?
+            repeat {
+                let page = try reads.inbox(of: UserID(user)!, limit: limit, after: cursor)
+                pages.append(page)
+                cursor = try page.nextCursor.map { try #require(InboxCursor(encoded: $0)) }
+                if let next = page.nextCursor, let last = page.rows.last {
+                    #expect(next == InboxCursor(last.conversation).encoded)
+                }
+            } while cursor != nil && pages.count < 1_000
+            return pages
+        }
+
+        @Test func inboxRowsCarryTheConversationRoleLastMessageAndReadState() async throws {
+            try await withTestDatabase { uri in
+                let fixture = try PostgresReadsFixture(uri: uri)
+                let talk = try fixture.conversation("talk", title: "Talk")
+                let quiet = try fixture.conversation("quiet")
+                let gone = try fixture.conversation("gone")
+                let notMine = try fixture.conversation("not-mine")
+                try fixture.addMember(talk, "u", role: "owner")
+                try fixture.addMember(quiet, "u")
+                try fixture.addMember(gone, "u")
+                try fixture.addMember(talk, "v")
+                let ids = try fixture.append(talk, count: 3, sender: "v")
+                try fixture.markRead(talk, "u", at: ids[0])
+                let tombstone = try fixture.append(gone, sender: "v", body: "bye")
+                try fixture.delete(gone, tombstone)
+                try fixture.append(notMine, sender: "v")
+                let activity = try fixture.connection.query("SELECT value FROM activity_counter").int64(0, 0)
+
+                let page = try fixture.reads.inbox(of: UserID("u")!, limit: 10, after: nil)
+                #expect(page.rows.map(\.conversation.id.rawValue) == ["gone", "talk", "quiet"])
+                #expect(page.nextCursor == nil && page.activity == activity)
+                let rows = Dictionary(uniqueKeysWithValues: page.rows.map { ($0.conversation.id.rawValue, $0) })
+                let c = try #require(rows["talk"])
+                #expect(c.conversation == (try fixture.reads.conversation(ConversationID("talk")!).conversation))
+                #expect(c.conversation.title == "Talk" && c.role == .owner)
+                #expect(c.lastMessage == (try fixture.reads.message(ids[2], in: ConversationID("talk")!)))
+                #expect(c.read == ReadState(lastReadID: ids[0], firstUnreadID: ids[1], unreadCount: 2, unreadCapped: false))
+                let activities = try fixture.connection.query("""
+                    SELECT conversations.activity, members.activity FROM conversations
+                    JOIN members ON members.conversation_seq = conversations.seq AND members.user_id = 'u'
+                    WHERE conversations.id = 'talk'
+                    """)
+                #expect(c.activity == max(activities.int64(0, 0), activities.int64(0, 1)))
+                let q = try #require(rows["quiet"])
+                #expect(q.lastMessage == nil && q.role == .member)
+                #expect(q.read == ReadState(lastReadID: nil, firstUnreadID: nil, unreadCount: 0, unreadCapped: false))
+                let g = try #require(rows["gone"])
+                #expect(g.lastMessage?.deleted == true && g.lastMessage?.id == tombstone)
+                #expect(g.read == ReadState(lastReadID: nil, firstUnreadID: nil, unreadCount: 0, unreadCapped: false))
+
+                // Pages of one: the cursor steps through the same order.
+                let pages = try walkInbox(fixture.reads, of: "u", limit: 1)
+                #expect(pages.flatMap(\.rows).map(\.conversation.id.rawValue) == ["gone", "talk", "quiet"])
+                #expect(pages.count == 3 && pages[0].nextCursor != nil && pages[2].nextCursor == nil)
+                // Nobody's inbox is empty, not an error.
+                let empty = try fixture.reads.inbox(of: UserID("nobody")!, limit: 10, after: nil)
+                #expect(empty.rows.isEmpty && empty.nextCursor == nil && empty.activity == activity)
+            }
+        }
+
+        /// A small inbox (read whole), a large one (the walk down the inbox
+        /// order) and a sparse one (the walk gives up and reads them all):
+        /// the same order, every conversation once, however the pages cut it.
+        @Test(arguments: ["small", "large", "sparse"])
+        func inboxPagesFollowTheInboxOrderWithoutRepeats(_ kind: String) async throws {
+            try await withTestDatabase { uri in
+                let fixture = try PostgresReadsFixture(uri: uri)
+                switch kind {
+                case "small":
+                    try fixture.bulkConversations("a-", count: 20, users: ["u", "v"], messages: true)
+                    try fixture.bulkConversations("n-", count: 50, users: ["v"], messages: true)
+                    try fixture.bulkConversations("e-", count: 7, users: ["u"], messages: false)
+                    try fixture.bulkConversations("b-", count: 20, users: ["u"], messages: true)
+                case "large":
+                    try fixture.bulkConversations("a-", count: 150, users: ["u", "v"], messages: true)
+                    try fixture.bulkConversations("n-", count: 500, users: ["v"], messages: true)
+                    try fixture.bulkConversations("e-", count: 40, users: ["u"], messages: false)
+                    try fixture.bulkConversations("b-", count: 150, users: ["u"], messages: true)
+                    try fixture.bulkConversations("f-", count: 30, users: ["v"], messages: false)
+                default:
+                    try fixture.bulkConversations("old-", count: 280, users: ["u"], messages: true)
+                    try fixture.bulkConversations("e-", count: 10, users: ["u"], messages: false)
+                    try fixture.bulkConversations("new-", count: 4_500, users: ["v"], messages: true)
+                }
+                let expected = try expectedInbox(fixture, of: "u")
+                for limit in [1, 7, 50, 200] where limit >= 7 || kind == "small" {
+                    let pages = try walkInbox(fixture.reads, of: "u", limit: limit)
+                    let seen = pages.flatMap(\.rows).map(\.conversation.id.rawValue)
+                    #expect(seen == expected, "limit \(limit)")
+                    #expect(Set(seen).count == seen.count)
+                    #expect(pages.dropLast().allSatisfy { $0.rows.count == limit && $0.nextCursor != nil })
+                    #expect(pages.last?.nextCursor == nil)
+                }
+            }
+        }
+
+        @Test func aConversationThatMovesToTheTopIsNotRepeated() async throws {
+            try await withTestDatabase { uri in
+                let fixture = try PostgresReadsFixture(uri: uri)
+                let seqs = try fixture.bulkConversations("c-", count: 300, users: ["u"], messages: true)
+                let first = try fixture.reads.inbox(of: UserID("u")!, limit: 10, after: nil)
+                #expect(first.rows.map(\.conversation.id.rawValue) == (291...300).reversed().map { "c-\($0)" })
+                // c-1, last in the order, gets a message: it is now first,
+                // before the cursor, and the next pages do not show it again.
+                try fixture.append(seqs[0], sender: "v")
+                var cursor = try #require(first.nextCursor.flatMap(InboxCursor.init(encoded:)))
+                var seen = first.rows.map(\.conversation.id.rawValue)
+                while true {
+                    let page = try fixture.reads.inbox(of: UserID("u")!, limit: 50, after: cursor)
+                    seen += page.rows.map(\.conversation.id.rawValue)
+                    guard let next = page.nextCursor.flatMap(InboxCursor.init(encoded:)) else { break }
+                    cursor = next
+                }
+                #expect(seen.count == 299 && !seen.contains("c-1") && Set(seen).count == 299)
+            }
+        }
+
+        // MARK: - The user feed
+
+        @Test(arguments: [false, true])
+        func theUserFeedReportsUpdatesAndRemovalsOncePerConversation(afterManyChanges: Bool) async throws {
+            try await withTestDatabase { uri in
+                let fixture = try PostgresReadsFixture(uri: uri)
+                let one = try fixture.conversation("one")
+                let two = try fixture.conversation("two")
+                let three = try fixture.conversation("three")
+                let other = try fixture.conversation("other")
+                for seq in [one, two, three] { try fixture.addMember(seq, "u") }
+                try fixture.addMember(other, "v")
+                let reads = fixture.reads
+                let u = UserID("u")!
+                var since = try reads.currentActivity()
+                if afterManyChanges {
+                    // More than 4,096 changes since `since`: the feed reads
+                    // the user's memberships instead of walking the changes.
+                    try fixture.connection.query("UPDATE activity_counter SET value = value + 5000")
+                }
+                #expect(try !reads.hasInboxChanges(of: u, after: since) || afterManyChanges == false)
+                let ids = try fixture.append(one, count: 2, sender: "v")
+                try fixture.append(two, sender: "v")
+                try fixture.append(other, sender: "v")
+                try fixture.append(one, sender: "v")
+                try fixture.markRead(two, "u", at: ids[0])
+                try fixture.removeMember(three, "u")
+                let current = try reads.currentActivity()
+
+                func summary(_ feed: InboxChangeFeed) -> [String] {
+                    feed.events.map {
+                        switch $0 {
+                        case .updated(let row): "updated \(row.conversation.id.rawValue) \(row.activity)"
+                        case .removed(let id, let activity): "removed \(id.rawValue) \(activity)"
+                        }
+                    }
+                }
+                var feed = try reads.inboxChanges(of: u, InboxChangeQuery(since: since))
+                #expect(summary(feed) == ["updated one \(current - 2)", "updated two \(current - 1)", "removed three \(current)"])
+                #expect(!feed.hasMore && feed.activity == current)
+                guard case .updated(let row) = feed.events[1] else { Issue.record("not an update"); return }
+                #expect(row.read.lastReadID == ids[0] && row.read.unreadCount == 1)
+                feed = try reads.inboxChanges(of: u, InboxChangeQuery(since: since, limit: 2))
+                #expect(summary(feed) == ["updated one \(current - 2)", "updated two \(current - 1)"])
+                #expect(feed.hasMore && feed.activity == current - 1)
+                feed = try reads.inboxChanges(of: u, InboxChangeQuery(since: current - 1))
+                #expect(summary(feed) == ["removed three \(current)"])
+                feed = try reads.inboxChanges(of: u, InboxChangeQuery(since: current))
+                #expect(feed.events.isEmpty && !feed.hasMore && feed.activity == current)
+                #expect(throws: StoreError.versionAhead(requested: current + 1, current: current)) {
+                    try reads.inboxChanges(of: u, InboxChangeQuery(since: current + 1))
+                }
+                #expect(try reads.hasInboxChanges(of: u, after: since))
+                #expect(try reads.hasInboxChanges(of: u, after: current - 1))
+                #expect(try !reads.hasInboxChanges(of: u, after: current))
+                #expect(try !reads.hasInboxChanges(of: UserID("nobody")!, after: since))
+
+                // Back in three: the removal is gone, an update takes its place.
+                try fixture.addMember(three, "u")
+                since = current
+                feed = try reads.inboxChanges(of: u, InboxChangeQuery(since: 0))
+                #expect(feed.events.map(\.conversationID.rawValue).sorted() == ["one", "three", "two"])
+                #expect(feed.events.allSatisfy { if case .updated = $0 { true } else { false } })
+                #expect(feed.events.map(\.activity) == feed.events.map(\.activity).sorted())
+                #expect(try reads.membershipSeqs(of: u, limit: 10).sorted() == [one, two, three])
+                #expect(try reads.membershipSeqs(of: u, limit: 2).count == 2)
+                #expect(try reads.membershipSeqs(of: UserID("nobody")!, limit: 10) == [])
+            }
+        }
+
+        /// A user in 10,000 conversations: a page costs about a page of
+        /// rows. Each inbox statement's generic plan is an index walk, and
+        /// the walk down the inbox order reads what the page needs, not the
+        /// user's conversations.
+        @Test func inboxStatementsAreIndexWalksThatStopEarly() async throws {
+            try await withTestDatabase { uri in
+                let fixture = try PostgresReadsFixture(uri: uri)
+                try fixture.bulkConversations("mine-", count: 10_000, users: ["u", "v"], messages: true)
+                try fixture.bulkConversations("others-", count: 2_000, users: ["w"], messages: true)
+                try fixture.bulkConversations("empty-", count: 500, users: ["u"], messages: false)
+                // Many other users, each in a few conversations, some of them
+                // having left one: what a server's statistics look like.
+                let crowd = try fixture.bulkConversations("crowd-", count: 3_000, users: [], messages: true)
+                try fixture.connection.query("""
+                    INSERT INTO members (conversation_seq, user_id, role, joined_at)
+                    SELECT seq, 'p' || (seq % 2000) || '-' || k, 'member', 0 FROM unnest($1::bigint[]) AS seq, generate_series(1, 3) AS k
+                    """, [.text("{" + crowd.map(String.init).joined(separator: ",") + "}")])
+                try fixture.connection.query("""
+                    INSERT INTO removed_members (user_id, conversation_seq, activity)
+                    SELECT 'gone' || seq, seq, 1 FROM unnest($1::bigint[]) AS seq
+                    """, [.text("{" + crowd.map(String.init).joined(separator: ",") + "}")])
+                let seqs = try fixture.reads.membershipSeqs(of: UserID("u")!, limit: 51)
+                let array = "'{" + seqs.map(String.init).joined(separator: ",") + "}'"
+                let statements: [(String, String, [String], String)] = [
+                    ("count", PostgresReads.InboxSQL.activityAndMembershipCount, ["'u'", "257"], "members_by_user"),
+                    ("walk", PostgresReads.InboxSQL.newestBelow, ["'u'", "\(Int64.max)", "102"], "Index Scan Backward using conversations_by_newest"),
+                    ("empty walk", PostgresReads.InboxSQL.emptyAfter, ["'u'", "''", "102"], "conversations_by_newest"),
+                    ("rows", PostgresReads.InboxSQL.rows, ["'u'", array, "1000"], "messages_pkey"),
+                    ("feed", PostgresReads.InboxSQL.changesByWalk, ["'u'", "12000"], "conversations_by_activity"),
+                    ("wait", PostgresReads.InboxSQL.membershipSeqs, ["'u'", "5001"], "members_by_user"),
+                ]
+                for (name, sql, arguments, index) in statements {
+                    let plan = try fixture.plan(sql, arguments)
+                    #expect(plan.contains(index), "\(name): \(plan)")
+                    // A sequential read of the one-row counter is its cheapest read.
+                    let scans = plan.replacingOccurrences(of: "Seq Scan on activity_counter", with: "")
+                    #expect(!scans.contains("Seq Scan") && !plan.contains("Sort"), "\(name): \(plan)")
+                    if ["walk", "empty walk", "rows"].contains(name) {
+                        // Membership is a probe per conversation, never a read
+                        // of all of the user's 10,500 memberships.
+                        #expect(!plan.contains("Bitmap") && !plan.contains("Hash"), "\(name): \(plan)")
+                    }
+                }
+                // The walk for a first page of 50 (51 wanted, twice that read):
+                // 102 conversations examined of the 12,500, each with one probe.
+                try fixture.connection.execute(sql: "PREPARE walk AS " + PostgresReads.InboxSQL.newestBelow)
+                let analyzed = try fixture.connection.execute(sql: "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE walk('u', \(Int64.max), 102)")
+                let lines = (0..<analyzed.rowCount).map { analyzed.string($0, 0) }
+                let scan = try #require(lines.first { $0.contains("Index Scan Backward using conversations_by_newest") })
+                #expect(scan.contains("rows=102"), "\(lines.joined(separator: "\n"))")
+                let page = try fixture.reads.inbox(of: UserID("u")!, limit: 50, after: nil)
+                #expect(page.rows.count == 50 && page.rows.first?.conversation.id.rawValue == "mine-10000")
             }
         }
     }

@@ -29,13 +29,20 @@ extension PostgresReads {
             JOIN conversations ON conversations.seq = members.conversation_seq
             WHERE members.user_id = $1::text LIMIT $2::bigint
             """
+        /// Whether `$1` is a member of the conversation of the row: a scalar
+        /// subquery, which PostgreSQL runs per row as one probe of
+        /// `members_by_user`. (An `EXISTS` it may turn into a hash of all of
+        /// the user's memberships, read whole: the cost the walk avoids.)
+        static let isMember = """
+            coalesce((SELECT true FROM members
+                      WHERE members.conversation_seq = conversations.seq AND members.user_id = $1::text LIMIT 1), false)
+            """
         /// The walk down the inbox order over every conversation with
         /// messages (`conversations_by_newest` backwards from `$2`), with
         /// whether `$1` is a member of each (a primary-key probe per row).
         package static let newestBelow = """
             SELECT conversations.seq, conversations.newest_id,
-                   EXISTS (SELECT 1 FROM members
-                           WHERE members.conversation_seq = conversations.seq AND members.user_id = $1::text)
+                   \(isMember)
             FROM conversations WHERE newest_id < $2::bigint ORDER BY newest_id DESC LIMIT $3::bigint
             """
         /// The walk over the conversations without messages, by id after
@@ -43,23 +50,31 @@ extension PostgresReads {
         /// where they are the one run of NULLs, so no sort.
         package static let emptyAfter = """
             SELECT conversations.seq, conversations.id,
-                   EXISTS (SELECT 1 FROM members
-                           WHERE members.conversation_seq = conversations.seq AND members.user_id = $1::text)
+                   \(isMember)
             FROM conversations WHERE newest_id IS NULL AND id > $2::text ORDER BY newest_id, id LIMIT $3::bigint
             """
         /// The inbox rows of `$1` in the conversations `$2` (an array):
         /// conversation (0...6), its id and activity (7, 8), the member's
         /// role, marker and activity (9...11), the newest message (12...20,
         /// one primary-key lookup) and the bounded unread scan (21, 22),
-        /// counting up to `$3` (`PostgresUnread.scanLimit`).
+        /// counting up to `$3` (`PostgresUnread.scanLimit`). Driven by the
+        /// seqs (`conversations_pkey`), each membership a probe of its
+        /// primary key (a `LIMIT 1` lateral subquery, so PostgreSQL cannot
+        /// instead read all of a user's memberships and join them).
         package static let rows = """
             SELECT \(PostgresRows.conversationColumns("c")), c.id, c.activity,
                    m.role, m.last_read_id, m.activity,
                    \(PostgresRows.messageColumns("last")),
                    unread.unread_count, unread.first_unread
             FROM conversations AS c
-            JOIN members AS m ON m.conversation_seq = c.seq AND m.user_id = $1::text
-            LEFT JOIN messages AS last ON last.conversation_seq = c.seq AND last.id = c.newest_id
+            CROSS JOIN LATERAL (
+                SELECT role, last_read_id, activity FROM members
+                WHERE conversation_seq = c.seq AND user_id = $1::text LIMIT 1
+            ) AS m
+            LEFT JOIN LATERAL (
+                SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+                WHERE conversation_seq = c.seq AND id = c.newest_id LIMIT 1
+            ) AS last ON true
             CROSS JOIN LATERAL (\(PostgresUnread.scan(seq: "c.seq", lastReadID: "m.last_read_id", user: "$1::text", limit: "$3::bigint"))) AS unread
             WHERE c.seq = ANY ($2::bigint[])
             """
