@@ -615,5 +615,36 @@ extension PostgresTests {
                 #expect(page.rows.count == 50 && page.rows.first?.conversation.id.rawValue == "mine-10000")
             }
         }
+
+        /// The inbox reads open their own read-only snapshot and end it; on
+        /// a connection already in a transaction they neither commit nor
+        /// end the caller's.
+        @Test func inboxReadsOwnTheirSnapshotButNotTheCallersTransaction() async throws {
+            try await withTestDatabase { uri in
+                let fixture = try PostgresReadsFixture(uri: uri)
+                let seq = try fixture.conversation("c")
+                try fixture.addMember(seq, "u")
+                let reads = fixture.reads
+                let u = UserID("u")!
+                _ = try reads.inbox(of: u, limit: 5, after: nil)
+                _ = try reads.inboxChanges(of: u, InboxChangeQuery(since: 0))
+                #expect(fixture.connection.transactionStatus == .idle)
+
+                try fixture.connection.execute(sql: "BEGIN")
+                try fixture.connection.query("INSERT INTO conversations (id, created_at) VALUES ('uncommitted', 0)")
+                #expect(try reads.inbox(of: u, limit: 5, after: nil).rows.count == 1)
+                #expect(try reads.hasInboxChanges(of: u, after: 0))
+                #expect(fixture.connection.transactionStatus == .inTransaction)
+                try fixture.connection.execute(sql: "ROLLBACK")
+                #expect(throws: StoreError.conversationNotFound(ConversationID("uncommitted")!)) {
+                    try reads.conversation(ConversationID("uncommitted")!)
+                }
+
+                // A failed statement inside the snapshot ends it too.
+                try fixture.connection.execute(sql: "DROP TABLE removed_members")
+                #expect(throws: StoreError.self) { try reads.inboxChanges(of: u, InboxChangeQuery(since: 0)) }
+                #expect(fixture.connection.transactionStatus == .idle)
+            }
+        }
     }
 }

@@ -329,7 +329,13 @@ extension PostgresReads {
     /// Runs `body` in a `REPEATABLE READ READ ONLY` transaction: every
     /// statement in it sees one snapshot. Read-only at that level, it can
     /// neither block a writer nor fail with a serialization error.
+    ///
+    /// On a connection already inside a transaction, `body` runs in that
+    /// one (a BEGIN there would only warn, and this COMMIT would end the
+    /// caller's transaction): the caller's isolation level then decides
+    /// what the statements see.
     func snapshot<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        guard connection.transactionStatus == .idle else { return try body() }
         _ = try pgRead { () throws(PostgresError) in
             try connection.execute(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         }
