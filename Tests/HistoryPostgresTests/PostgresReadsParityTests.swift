@@ -69,6 +69,23 @@ extension PostgresTests {
             for index in 0..<6 {
                 _ = try await store.append(NewMessage(sender: v.rawValue, body: "late \(index)"), to: index % 2 == 0 ? alpha : beta)
             }
+            // A user with more conversations than the small inbox reads
+            // whole (256): its pages walk the inbox order. Every third has
+            // no message; others' conversations lie between its own.
+            let x = users[3]
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<360 {
+                    group.addTask {
+                        let id = ConversationID("x-\(index)")!
+                        try await store.createConversation(id: id, owner: index % 4 == 0 ? v : x)
+                        if index % 3 != 0 {
+                            _ = try await store.append(NewMessage(sender: v.rawValue, body: "to x \(index)"), to: id)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            _ = try await store.markRead(x, in: ConversationID("x-1")!, upTo: 1)
         }
 
         // MARK: - Copying
@@ -201,7 +218,7 @@ extension PostgresTests {
                 }
             }
             for user in users {
-                for limit in [1, 2, 3, 50] {
+                for limit in user == users[3] ? [7, 50, 200] : [1, 2, 3, 50] {
                     var cursor: String?
                     var pages = 0
                     repeat {
@@ -215,7 +232,7 @@ extension PostgresTests {
                     } while cursor != nil && pages < 100
                 }
                 let current = try reads.currentActivity()
-                for since in 0...(current + 1) {
+                for since in stride(from: 0, through: current + 1, by: user == users[3] ? 37 : 1) {
                     for limit in [1, 2, 100] {
                         let query = InboxChangeQuery(since: since, limit: limit)
                         _ = same("inboxChanges \(user) \(query)", { try store.inboxChanges(of: user, query) },
