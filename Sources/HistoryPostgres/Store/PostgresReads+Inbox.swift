@@ -39,7 +39,7 @@ extension PostgresReads {
             """
         /// The walk down the inbox order over every conversation with
         /// messages (`conversations_by_newest` backwards from `$2`), with
-        /// whether `$1` is a member of each (a primary-key probe per row).
+        /// whether `$1` is a member of each (one index probe per row).
         package static let newestBelow = """
             SELECT conversations.seq, conversations.newest_id,
                    \(isMember)
@@ -83,11 +83,14 @@ extension PostgresReads {
         /// conversation that changed, 1 for the user's member row (marker,
         /// role, joined), 2 for a membership that ended (with the
         /// conversation's id). This variant, for few changes since `$2`
-        /// (each took its own value, so at most `feedWalkLimit` rows), walks
-        /// `conversations_by_activity` and probes membership per row.
+        /// (each took its own value, so at most `feedWalkLimit` rows, passed
+        /// as `$3`), walks `conversations_by_activity` and probes membership
+        /// per row. A parameter, not a constant, so a generic plan expects
+        /// the LIMIT to stop the ordered walk early rather than sorting
+        /// every conversation changed since `$2`.
         package static let changesByWalk = """
             SELECT 0, changed.seq, changed.activity, NULL::text FROM (
-                SELECT seq, activity FROM conversations WHERE activity > $2::bigint ORDER BY activity LIMIT \(feedWalkLimit)
+                SELECT seq, activity FROM conversations WHERE activity > $2::bigint ORDER BY activity LIMIT $3::bigint
             ) AS changed
             WHERE (SELECT true FROM members
                    WHERE members.conversation_seq = changed.seq AND members.user_id = $1::text LIMIT 1)
@@ -257,8 +260,9 @@ extension PostgresReads {
     /// The user's conversations changed after `since`, one per conversation
     /// with its latest change, unordered.
     private func changedConversations(of user: UserID, since: Int64, current: Int64) throws(StoreError) -> [InboxChange] {
-        let sql = current - since <= Self.feedWalkLimit ? InboxSQL.changesByWalk : InboxSQL.changesByMemberships
-        let result = try run(sql, [.text(user.rawValue), .int64(since)])
+        let result = current - since <= Self.feedWalkLimit
+            ? try run(InboxSQL.changesByWalk, [.text(user.rawValue), .int64(since), .int64(Self.feedWalkLimit)])
+            : try run(InboxSQL.changesByMemberships, [.text(user.rawValue), .int64(since)])
         var latest: [Int64: InboxChange] = [:]
         var removals: [InboxChange] = []
         for row in 0..<result.rowCount {
