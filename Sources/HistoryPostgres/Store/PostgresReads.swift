@@ -1,19 +1,25 @@
 import HistoryStore
 
 /// Every read of the PostgreSQL store, with the same functions, results,
-/// flags and errors as SQLite's `StoreReads`, on one connection the caller
-/// checked out of the pool (no transaction open).
+/// flags and errors as SQLite's `StoreReads` (PostgresReadsParityTests
+/// compares them on one data set), on one connection the caller checked
+/// out of the pool, normally with no transaction open.
 ///
 /// Snapshots: each conversation read (a conversation, a message, a page of
-/// any kind with its flags, the change feed, a page of members) is ONE
-/// statement: a CTE finds the conversation row by its public id and a
+/// any kind with its flags, the change feed, a page of members, a role) is
+/// ONE statement: a CTE finds the conversation row by its public id and a
 /// `LEFT JOIN LATERAL` reads the rows from it, so the counters the flags
 /// come from (version, oldest_id, newest_id) and the rows are one snapshot,
 /// in one round trip, with no transaction to open or close. The inbox reads
-/// (a page, the user feed) take several statements and run inside a
-/// `REPEATABLE READ READ ONLY` transaction of their own (`snapshot`), so a
-/// page and the `activity` it reports are consistent; they must therefore be
-/// called outside any transaction.
+/// (a page, the user feed, `hasInboxChanges`) take several statements and
+/// run inside a `REPEATABLE READ READ ONLY` transaction of their own
+/// (`snapshot`: BEGIN and COMMIT are two more round trips), so a page and
+/// the `activity` it reports are consistent. Called inside a transaction,
+/// they run in it instead (the caller's isolation then decides).
+///
+/// Failures are `StoreError.storage` (a full disk keeps `isStorageFull`);
+/// a read changes nothing, so after a failure on a connection that
+/// `isBroken` the caller may run it again on another.
 ///
 /// Keyset reads only: a page is one descent of the primary key
 /// `(conversation_seq, id)` and a walk of at most `limit` rows (two walks
