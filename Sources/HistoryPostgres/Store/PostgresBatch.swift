@@ -143,7 +143,23 @@ final class PostgresBatch {
         } catch {
             rollBack()
             let retry = error.kind == .deadlockDetected || error.kind == .serializationFailure
-            return .failed(batch, with: StoreError(error), mayRetry: retry)
+            return .failed(batch, with: Self.storeError(error), mayRetry: retry)
+        }
+    }
+
+    /// What the requests of a failed batch are answered. Beside the store's
+    /// one mapping (`StoreError(postgres:)`): a deadlock or serialization
+    /// failure still there after the writer's retries is contention, not a
+    /// bug (503, try again); the `message_ids` sequence at its end (2200H)
+    /// is the id space used up, as in SQLite (507).
+    static func storeError(_ error: PostgresError) -> StoreError {
+        switch error.kind {
+        case .deadlockDetected, .serializationFailure:
+            return .unavailable(reason: "the batch kept losing lock races with other writers: \(error.message)")
+        case _ where error.sqlState == "2200H":
+            return .idSpaceExhausted("no room for another message: the message_ids sequence is at its end")
+        default:
+            return StoreError(postgres: error)
         }
     }
 

@@ -20,14 +20,29 @@ package struct ChangedMessageIDs: Sendable, Hashable {
         self.ranges = ranges
     }
 
-    init(range: ClosedRange<Int64>) {
+    package init(range: ClosedRange<Int64>) {
         ranges = [range]
     }
 
-    var isEmpty: Bool { ranges.isEmpty }
+    /// From ranges in any order, overlapping or touching (a NOTIFY payload's
+    /// list): merged into the sorted, disjoint form.
+    package init(ranges given: [ClosedRange<Int64>]) {
+        var ranges: [ClosedRange<Int64>] = []
+        for range in given.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = ranges.last,
+               range.lowerBound <= last.upperBound || (last.upperBound < Int64.max && range.lowerBound == last.upperBound + 1) {
+                ranges[ranges.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
+            } else {
+                ranges.append(range)
+            }
+        }
+        self.ranges = ranges
+    }
+
+    package var isEmpty: Bool { ranges.isEmpty }
 
     /// True when some changed id lies in `range` (a binary search).
-    func intersects(_ range: ClosedRange<Int64>) -> Bool {
+    package func intersects(_ range: ClosedRange<Int64>) -> Bool {
         // The first stored range that ends at or after the wanted start.
         var low = 0
         var high = ranges.count
