@@ -78,7 +78,9 @@ extension PostgresTests {
 
                 #expect(answers.withLock { $0 } == Dictionary(uniqueKeysWithValues: submitted.enumerated().map { ($0, $1.1) }))
                 if case .success(.created) = blocked.withLock({ $0 }) {} else { Issue.record("the blocked append failed") }
-                // The mixed requests were one batch, committed after the blocked one.
+                // The mixed requests were one batch, committed after the blocked one
+                // (onCommitted runs after the batch's answers: wait for it).
+                for _ in 0..<1_000 where instance.commits.count < 5 { try await Task.sleep(for: .milliseconds(10)) }
                 #expect(instance.commits.suffix(2).map(\.size) == [1, submitted.count])
                 // Only what succeeded is stored: two messages in c (first, one), one in new.
                 #expect(try rows.counters("c")[0...3] == [2, first.id, try rows.int64("SELECT max(id) FROM messages WHERE body = 'one'"), 2])
