@@ -24,24 +24,7 @@ extension PostgresTests {
                 _ = try await instance.create("c").get()
                 let first = try await instance.append("first", to: "c", clientID: "k").get().message
 
-                // Another session holds the blocker's row: the writer's next
-                // batch waits for it, and everything submitted meanwhile
-                // queues into the batch after.
-                let holder = try PGConnection(uri: uri)
-                try holder.execute(sql: "BEGIN")
-                try holder.query("SELECT 1 FROM conversations WHERE id = 'blocker' FOR UPDATE")
-                let blocked = Mutex<Result<AppendOutcome, StoreError>?>(nil)
-                instance.writer.submit(.append(NewMessage(sender: "a", body: "waits"), conversation: ConversationID("blocker")!) {
-                    result in blocked.withLock { $0 = result }
-                })
-                for _ in 0..<3_000 {
-                    let waiting = try rows.int64("""
-                        SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-                        """)
-                    if waiting == 1 { break }
-                    try await Task.sleep(for: .milliseconds(10))
-                }
-
+                let holder = try await holdNextBatch(of: instance, uri: uri)
                 let answers = Mutex<[Int: String]>([:])
                 let group = DispatchGroup()
                 func record(_ index: Int) -> @Sendable (String) -> Void {
@@ -77,7 +60,6 @@ extension PostgresTests {
                 await withCheckedContinuation { continuation in group.notify(queue: .global()) { continuation.resume() } }
 
                 #expect(answers.withLock { $0 } == Dictionary(uniqueKeysWithValues: submitted.enumerated().map { ($0, $1.1) }))
-                if case .success(.created) = blocked.withLock({ $0 }) {} else { Issue.record("the blocked append failed") }
                 // The mixed requests were one batch, committed after the blocked one
                 // (onCommitted runs after the batch's answers: wait for it).
                 for _ in 0..<1_000 where instance.commits.count < 5 { try await Task.sleep(for: .milliseconds(10)) }
@@ -87,6 +69,54 @@ extension PostgresTests {
                 #expect(try rows.counters("new")[0] == 1)
                 #expect(try rows.int64("SELECT count(*) FROM messages") == 4)
                 #expect(try rows.strings("SELECT user_id FROM members ORDER BY 1") == ["bo", "bo"])
+            }
+        }
+
+        @Test func aRunOfPlainAppendsIsWrittenBeforeTheRequestsAfterIt() async throws {
+            try await withTestDatabase { uri in
+                try WriterInstance.migrate(uri)
+                let instance = WriterInstance(uri: uri)
+                defer { instance.close() }
+                let rows = try Rows(uri)
+                _ = try await instance.create("blocker").get()
+                _ = try await instance.create("c", owner: "ana").get()
+                _ = try await instance.create("d").get()
+                let holder = try await holdNextBatch(of: instance, uri: uri)
+                let answers = Mutex<[Int: Int64]>([:])  // -1: refused
+                let group = DispatchGroup()
+                func append(_ index: Int, _ body: String, to conversation: String, clientID: String? = nil) {
+                    group.enter()
+                    instance.writer.submit(.append(NewMessage(sender: "bo", body: body, clientID: clientID),
+                                                   conversation: ConversationID(conversation)!) { result in
+                        answers.withLock { $0[index] = result.value?.message.id ?? -1 }
+                        group.leave()
+                    })
+                }
+                append(0, "c1", to: "c")
+                append(1, "d1", to: "d")
+                append(2, "c2", to: "c")
+                group.enter()
+                instance.writer.submit(.markRead(UserID("ana")!, conversation: ConversationID("c")!, upTo: Int64.max) { result in
+                    answers.withLock { $0[3] = result.value?.lastReadID ?? -1 }
+                    group.leave()
+                })
+                append(4, "c3", to: "c", clientID: "k")
+                append(5, "c4", to: "c")
+                append(6, "x", to: "nowhere")
+                try holder.execute(sql: "COMMIT")
+                await withCheckedContinuation { continuation in group.notify(queue: .global()) { continuation.resume() } }
+                let ids = answers.withLock { $0 }
+                // The marker saw c2, appended just before it in the same run.
+                #expect(ids[3] == ids[2])
+                #expect(ids[6] == -1)
+                let c = try rows.int64s("""
+                    SELECT m.id FROM messages m JOIN conversations v ON v.seq = m.conversation_seq WHERE v.id = 'c' ORDER BY m.version
+                    """)
+                #expect(c == [ids[0], ids[2], ids[4], ids[5]].compactMap { $0 })
+                #expect(c == c.sorted())
+                #expect(try rows.strings("SELECT body FROM messages WHERE body <> 'waits' ORDER BY id") == ["c1", "d1", "c2", "c3", "c4"])
+                #expect(try rows.counters("c")[0...3] == [4, c.first, c.last, 4])
+                #expect(try rows.counters("d")[0...3] == [1, ids[1], ids[1], 1])
             }
         }
 
@@ -214,6 +244,25 @@ extension PostgresTests {
             }
         }
     }
+}
+
+/// Makes the instance's next batch wait (another session holds the row of
+/// conversation `blocker`, which it appends to) until the returned
+/// connection commits: what is submitted meanwhile is the batch after.
+private func holdNextBatch(of instance: WriterInstance, uri: String) async throws -> PGConnection {
+    let holder = try PGConnection(uri: uri)
+    try holder.execute(sql: "BEGIN")
+    try holder.query("SELECT 1 FROM conversations WHERE id = 'blocker' FOR UPDATE")
+    instance.writer.submit(.append(NewMessage(sender: "a", body: "waits"), conversation: ConversationID("blocker")!) { _ in })
+    let rows = try Rows(uri)
+    for _ in 0..<3_000 {
+        let waiting = try rows.int64("""
+            SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+            """)
+        if waiting == 1 { break }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    return holder
 }
 
 /// A result as a short word, for comparing a batch's answers at a glance.

@@ -101,6 +101,8 @@ final class PostgresBatch {
     var changedIDs: [Int64: [Int64]] = [:]
     /// Users whose marker or membership changed.
     var inboxUsers: Set<String> = []
+    /// Plain appends waiting to be written with one statement (`flushAppends`).
+    var bufferedAppends: [BufferedAppend] = []
     /// The last `activity` value handed out, and the counter as it was.
     var activity: Int64 = 0
     var storedActivity: Int64 = 0
@@ -117,9 +119,19 @@ final class PostgresBatch {
         var outcome = Outcome()
         do throws(PostgresError) {
             try begin(locking: batch)
+            var answers: [(@Sendable () -> Void)?] = []
             for request in batch {
-                outcome.answers.append(try answer(request))
+                if case .append(let new, let conversation, let completion) = request,
+                   let answer = try bufferAppend(new, to: conversation, completion: completion, at: answers.count) {
+                    answers.append(answer)
+                    continue
+                }
+                // Whatever else the request is, it sees the appends before it.
+                try flushAppends(into: &answers)
+                answers.append(try answer(request))
             }
+            try flushAppends(into: &answers)
+            outcome.answers = answers.compactMap { $0 }
             let notices = self.notices()
             do throws(PostgresError) {
                 try finish(notices: notices)
