@@ -120,6 +120,50 @@ extension PostgresTests {
             }
         }
 
+        @Test func aLostConnectionAnswersUnavailableAndTheNextBatchWorks() async throws {
+            try await withTestDatabase { uri in
+                try WriterInstance.migrate(uri)
+                let instance = WriterInstance(uri: uri)
+                defer { instance.close() }
+                let rows = try Rows(uri)
+                _ = try await instance.create("blocker").get()
+                _ = try await instance.create("c").get()
+                // The writer's session waits for the held row; it is ended there.
+                let answer = Mutex<Result<AppendOutcome, StoreError>?>(nil)
+                let holder = try await holdNextBatch(of: instance, uri: uri) { result in answer.withLock { $0 = result } }
+                let waiting = try rows.int64("""
+                    SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+                    """)
+                #expect(try rows.connection.query("SELECT pg_terminate_backend($1::integer, 10000)",
+                                                  [.int32(Int32(try #require(waiting)))]).bool(0, 0))
+                for _ in 0..<3_000 where answer.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
+                guard case .failure(.unavailable)? = answer.withLock({ $0 }) else {
+                    Issue.record("not answered unavailable: \(String(describing: answer.withLock { $0 }))")
+                    return
+                }
+                try holder.execute(sql: "COMMIT")
+                // Nothing of the failed batches was stored; a fresh connection serves the next.
+                #expect(try rows.int64("SELECT count(*) FROM messages") == 0)
+                #expect(try await instance.append("after", to: "c").get().message.version == 1)
+            }
+        }
+
+        @Test func anUnreachableDatabaseAnswersUnavailable() async throws {
+            let pool = PostgresConnectionPool(uri: "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2", maximumConnections: 1)
+            let writer = PostgresWriter(pool: pool, maximumBatchSize: 8) { _ in }
+            defer { writer.close(); pool.close() }
+            let result = await withCheckedContinuation { continuation in
+                writer.submit(.createConversation(id: nil, title: nil, owner: nil) { continuation.resume(returning: $0) })
+            }
+            guard case .failure(.unavailable) = result else {
+                Issue.record("not answered unavailable: \(result)")
+                return
+            }
+            #expect(throws: StoreError.self) {
+                try writer.bulkAppend([NewMessage(sender: "a", body: "b")], to: ConversationID("c")!)
+            }
+        }
+
         @Test func appendsThroughTwoInstancesKeepIDsAndVersionsInCommitOrder() async throws {
             try await withTestDatabase { uri in
                 try WriterInstance.migrate(uri)
@@ -249,11 +293,13 @@ extension PostgresTests {
 /// Makes the instance's next batch wait (another session holds the row of
 /// conversation `blocker`, which it appends to) until the returned
 /// connection commits: what is submitted meanwhile is the batch after.
-private func holdNextBatch(of instance: WriterInstance, uri: String) async throws -> PGConnection {
+private func holdNextBatch(of instance: WriterInstance, uri: String,
+                           blocked: @escaping @Sendable (Result<AppendOutcome, StoreError>) -> Void = { _ in }) async throws
+    -> PGConnection {
     let holder = try PGConnection(uri: uri)
     try holder.execute(sql: "BEGIN")
     try holder.query("SELECT 1 FROM conversations WHERE id = 'blocker' FOR UPDATE")
-    instance.writer.submit(.append(NewMessage(sender: "a", body: "waits"), conversation: ConversationID("blocker")!) { _ in })
+    instance.writer.submit(.append(NewMessage(sender: "a", body: "waits"), conversation: ConversationID("blocker")!, completion: blocked))
     let rows = try Rows(uri)
     for _ in 0..<3_000 {
         let waiting = try rows.int64("""
