@@ -81,6 +81,7 @@ extension PostgresTests {
                 _ = try await instance.create("blocker").get()
                 _ = try await instance.create("c", owner: "ana").get()
                 _ = try await instance.create("d").get()
+                let stored = try await instance.append("stored", to: "d", clientID: "s").get().message
                 let holder = try await holdNextBatch(of: instance, uri: uri)
                 let answers = Mutex<[Int: Int64]>([:])  // -1: refused
                 let group = DispatchGroup()
@@ -103,20 +104,32 @@ extension PostgresTests {
                 append(4, "c3", to: "c", clientID: "k")
                 append(5, "c4", to: "c")
                 append(6, "x", to: "nowhere")
+                // A client_id used earlier in the batch: the same post answers it, another body is refused.
+                append(7, "c3", to: "c", clientID: "k")
+                append(8, "other", to: "c", clientID: "k")
+                // A stored one deleted in the batch: a retry answers the tombstone, whatever its body.
+                group.enter()
+                instance.writer.submit(.delete(messageID: stored.id, conversation: ConversationID("d")!) { _ in group.leave() })
+                append(9, "a guess", to: "d", clientID: "s")
+                append(10, "stored", to: "c", clientID: "s")
                 try holder.execute(sql: "COMMIT")
                 await withCheckedContinuation { continuation in group.notify(queue: .global()) { continuation.resume() } }
                 let ids = answers.withLock { $0 }
                 // The marker saw c2, appended just before it in the same run.
                 #expect(ids[3] == ids[2])
                 #expect(ids[6] == -1)
+                #expect(ids[7] == ids[4] && ids[8] == -1 && ids[9] == stored.id)
+                // The same client_id in another conversation is another message.
+                #expect(ids[10] != stored.id && ids[10] != -1)
                 let c = try rows.int64s("""
                     SELECT m.id FROM messages m JOIN conversations v ON v.seq = m.conversation_seq WHERE v.id = 'c' ORDER BY m.version
                     """)
-                #expect(c == [ids[0], ids[2], ids[4], ids[5]].compactMap { $0 })
+                #expect(c == [ids[0], ids[2], ids[4], ids[5], ids[10]].compactMap { $0 })
                 #expect(c == c.sorted())
-                #expect(try rows.strings("SELECT body FROM messages WHERE body <> 'waits' ORDER BY id") == ["c1", "d1", "c2", "c3", "c4"])
-                #expect(try rows.counters("c")[0...3] == [4, c.first, c.last, 4])
-                #expect(try rows.counters("d")[0...3] == [1, ids[1], ids[1], 1])
+                #expect(try rows.strings("SELECT body FROM messages WHERE body <> 'waits' ORDER BY id")
+                    == ["", "c1", "d1", "c2", "c3", "c4", "stored"])
+                #expect(try rows.counters("c")[0...3] == [5, c.first, c.last, 5])
+                #expect(try rows.counters("d")[0...3] == [2, stored.id, ids[1], 3])
             }
         }
 

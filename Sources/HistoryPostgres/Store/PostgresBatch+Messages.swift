@@ -51,6 +51,7 @@ extension PostgresBatch {
         case .failure(let error): return .failure(error)
         }
         let id = result.int64(0, 1)
+        if let clientID = new.clientID { appendedClientIDs[seq, default: []].insert(clientID) }
         changed.appended += 1
         changed.firstAppendedID = changed.firstAppendedID ?? id
         changed.lastAppendedID = id
@@ -106,6 +107,7 @@ extension PostgresBatch {
                    .int64(messageID)])
         touch(changed)
         changedIDs[found.seq, default: []].append(messageID)
+        storedClientIDs[found.seq] = nil
         var edited = found.message
         edited.body = body
         edited.editedAt = editedAt
@@ -136,6 +138,7 @@ extension PostgresBatch {
             """), [.int64(changed.version), .int64(found.seq), .int64(messageID)])
         touch(changed)
         changedIDs[found.seq, default: []].append(messageID)
+        storedClientIDs[found.seq] = nil
         var tombstone = found.message
         tombstone.body = ""
         tombstone.deleted = true

@@ -103,6 +103,12 @@ final class PostgresBatch {
     var inboxUsers: Set<String> = []
     /// Plain appends waiting to be written with one statement (`flushAppends`).
     var bufferedAppends: [BufferedAppend] = []
+    /// The stored messages the batch's `client_id`s name, read once under
+    /// the locks (`prefetchClientIDs`), by seq then client_id; a seq is a
+    /// key only while nothing in the batch changed a message of it.
+    var storedClientIDs: [Int64: [String: (message: Message, fingerprint: Int64?)]] = [:]
+    /// The `client_id`s this batch appended, by seq.
+    var appendedClientIDs: [Int64: Set<String>] = [:]
     /// The last `activity` value handed out, and the counter as it was.
     var activity: Int64 = 0
     var storedActivity: Int64 = 0
@@ -119,6 +125,7 @@ final class PostgresBatch {
         var outcome = Outcome()
         do throws(PostgresError) {
             try begin(locking: batch)
+            try prefetchClientIDs(of: batch)
             var answers: [(@Sendable () -> Void)?] = []
             for request in batch {
                 if case .append(let new, let conversation, let completion) = request,
