@@ -44,18 +44,3 @@ package func postgres<T>(_ body: () throws(PostgresError) -> T) throws(StoreErro
         throw StoreError(postgres: error)
     }
 }
-
-extension StoreError {
-    /// The migrator's failures at start: a refused schema or a failed
-    /// migration is `.migration`, an unreachable database `.unavailable`.
-    package init(migration error: PostgresMigrationError) {
-        switch error {
-        case .refused(let reason):
-            self = .migration(reason: reason)
-        case .failed:
-            self = .migration(reason: error.description)
-        case .database(let underlying):
-            self = StoreError(underlying)
-        }
-    }
-}
