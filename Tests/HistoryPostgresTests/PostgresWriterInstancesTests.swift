@@ -161,6 +161,60 @@ extension PostgresTests {
             }
         }
 
+        @Test func aBatchThatLosesADeadlockIsWrittenAgain() async throws {
+            try await withTestDatabase { uri in
+                try WriterInstance.migrate(uri)
+                let instance = WriterInstance(uri: uri)
+                defer { instance.close() }
+                let rows = try Rows(uri)
+                // Another instance's transaction: it inserts conversation "b"
+                // (uncommitted), then, once the writer waits on that row, asks
+                // for the activity row the writer holds: a cycle. The writer,
+                // waiting first, is the one PostgreSQL aborts.
+                let inserted = DispatchSemaphore(value: 0)
+                let proceed = DispatchSemaphore(value: 0)
+                let finished = DispatchSemaphore(value: 0)
+                let otherError = Mutex<String?>(nil)
+                Thread {
+                    do {
+                        let other = try PGConnection(uri: uri)
+                        try other.execute(sql: "BEGIN")
+                        try other.execute(sql: "INSERT INTO conversations (id, created_at) VALUES ('b', 0)")
+                        inserted.signal()
+                        proceed.wait()
+                        try other.execute(sql: "UPDATE activity_counter SET value = value + 1 WHERE id = 1")
+                        try other.execute(sql: "COMMIT")
+                    } catch {
+                        otherError.withLock { $0 = "\(error)" }
+                    }
+                    finished.signal()
+                }.start()
+                await withCheckedContinuation { continuation in
+                    DispatchQueue.global().async { inserted.wait(); continuation.resume() }
+                }
+                let answer = Mutex<Result<Conversation, StoreError>?>(nil)
+                instance.writer.submit(.createConversation(id: ConversationID("b")!, title: nil, owner: nil) { result in
+                    answer.withLock { $0 = result }
+                })
+                for _ in 0..<3_000 {
+                    let waiting = try rows.int64("""
+                        SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+                        """)
+                    if waiting == 1 { break }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                proceed.signal()
+                await withCheckedContinuation { continuation in
+                    DispatchQueue.global().async { finished.wait(); continuation.resume() }
+                }
+                for _ in 0..<3_000 where answer.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
+                #expect(otherError.withLock { $0 } == nil)
+                // Written again after the other committed: the id is taken.
+                #expect(answer.withLock { $0 } == .failure(.conversationExists(ConversationID("b")!)))
+                #expect(try rows.int64("SELECT count(*) FROM conversations") == 1)
+            }
+        }
+
         @Test func anUnreachableDatabaseAnswersUnavailable() async throws {
             let pool = PostgresConnectionPool(uri: "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2", maximumConnections: 1)
             let writer = PostgresWriter(pool: pool, maximumBatchSize: 8) { _ in }
