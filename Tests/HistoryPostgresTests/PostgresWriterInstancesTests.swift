@@ -164,9 +164,15 @@ extension PostgresTests {
         @Test func aBatchThatLosesADeadlockIsWrittenAgain() async throws {
             try await withTestDatabase { uri in
                 try WriterInstance.migrate(uri)
+                let rows = try Rows(uri)
+                // Which of the two PostgreSQL aborts depends on whose
+                // deadlock_timeout runs out first: the writer's sessions
+                // check after 10 s (room for the other to start waiting on a
+                // busy machine), the other after 60 s.
+                let database = try #require(rows.strings("SELECT current_database()").first ?? nil)
+                try rows.connection.execute(sql: "ALTER DATABASE \"\(database)\" SET deadlock_timeout = '10s'")
                 let instance = WriterInstance(uri: uri)
                 defer { instance.close() }
-                let rows = try Rows(uri)
                 // Another instance's transaction: it inserts conversation "b"
                 // (uncommitted), then, once the writer waits on that row, asks
                 // for the activity row the writer holds: a cycle. The writer,
@@ -178,6 +184,7 @@ extension PostgresTests {
                 Thread {
                     do {
                         let other = try PGConnection(uri: uri)
+                        try other.execute(sql: "SET deadlock_timeout = '60s'")
                         try other.execute(sql: "BEGIN")
                         try other.execute(sql: "INSERT INTO conversations (id, created_at) VALUES ('b', 0)")
                         inserted.signal()
