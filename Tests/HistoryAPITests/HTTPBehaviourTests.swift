@@ -135,6 +135,7 @@ struct HTTPBehaviourTests {
                            "# TYPE history_http_request_duration_seconds histogram",
                            "# TYPE history_open_connections gauge",
                            "# TYPE history_parked_long_polls gauge",
+                           "# TYPE history_read_pool_queued gauge",
                            "# TYPE history_append_batch_size histogram"] {
                 #expect(text.contains(family), "\(family)")
             }

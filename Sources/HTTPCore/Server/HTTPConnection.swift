@@ -7,8 +7,11 @@ import Glibc
 ///
 /// Everything runs on the queue of the connection's `EventLoop`, driven by
 /// the loop's epoll readiness events (read interest while the state machine
-/// wants input, write interest only while output waits) and one timer, so
-/// no call on this path ever blocks and a stalled client holds up no other.
+/// wants input, write interest only while output waits) and one timer. No
+/// call the connection makes blocks (sockets are non-blocking), so a
+/// stalled client holds up no other; the responder is called here too and
+/// must not block either: work that may wait (a store read) goes to
+/// another thread and answers `.later` (HistoryAPI's `ReadPool`).
 ///
 /// The use of `@unchecked Sendable` is safe for this type because: every
 /// mutable stored property is read and written only on `queue`, the loop's

@@ -11,8 +11,10 @@ public enum HTTPResponderResult: Sendable {
 
 /// What the server calls for every complete request.
 ///
-/// The handler runs on the connection's queue. It answers at once by
-/// returning `.response`, or later (an append waits for its group commit, a
+/// The handler runs on the connection's queue, which is its event loop's,
+/// shared by many connections: it must not block. It answers at once by
+/// returning `.response` (work that is memory and CPU only), or later (a
+/// store read on another thread, an append waiting for its group commit, a
 /// long-poll for a change) by returning `.later` and then calling `respond`
 /// exactly once, from any thread. The connection keeps pipelined requests
 /// behind it until then, so answers stay in order.

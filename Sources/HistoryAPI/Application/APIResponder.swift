@@ -18,6 +18,10 @@ import HistoryStore
 /// Between 3 and 4, the caller's rate limit (429 `rate_limited`): after
 /// authentication, so it counts per token `sub`, and before any store work.
 ///
+/// Steps 1 to 4's refusals run on the event loop; a route that may wait on
+/// the store runs on `readPool` (`Router.Cost`) and answers from there, so
+/// a slow read never holds up the loop's other connections.
+///
 /// ```swift
 /// let api = APIResponder(store: store, metrics: Metrics(), logger: logger, accessLog: nil)
 /// let server = HTTPServer(configuration: .init(port: 0), responder: api, observer: api)
@@ -31,13 +35,18 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
     private let browser: BrowserSafety
     private let logger: Logger
     private let rateLimits: RequestRateLimits
+    private let readPool: ReadPool
 
+    /// `readThreads`: the threads of the read pool, as many as the store
+    /// has reader connections (`StoreConfiguration.readerCount`).
     public init(store: any HistoryStore, metrics: Metrics, logger: Logger, accessLog: AccessLog?,
-                access: AccessMode = .open, browser: BrowserSafety = .permissive, limits: ClientLimits = ClientLimits()) {
+                access: AccessMode = .open, browser: BrowserSafety = .permissive, limits: ClientLimits = ClientLimits(),
+                readThreads: Int = 4) {
         let longPolls = LongPollRegistry(maximumPerClient: limits.maximumParkedPollsPerClient)
+        let readPool = ReadPool(threads: readThreads)
         let environment = RouteEnvironment(store: store, logger: logger, metrics: metrics, longPolls: longPolls,
-                                           limits: limits)
-        var router = Router()
+                                           limits: limits, readPool: readPool)
+        var router = Router(readPool: readPool)
         HealthRoutes(environment: environment).register(in: &router)
         ConversationRoutes(environment: environment).register(in: &router)
         MessageRoutes(environment: environment).register(in: &router)
@@ -53,6 +62,7 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         self.metrics = metrics
         self.accessLog = accessLog
         self.longPolls = longPolls
+        self.readPool = readPool
         rateLimits = RequestRateLimits(limits)
     }
 
@@ -158,4 +168,13 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
 
     /// How many times a woken long-poll read the store again since start.
     public var longPollRereadCount: Int { longPolls.rereadCount }
+
+    /// Requests (and long-poll re-reads) waiting for a read-pool thread.
+    public var readPoolQueuedCount: Int { readPool.queuedCount }
+
+    /// Lets the read pool finish its queue and its threads exit: after the
+    /// HTTP server stopped, before the store closes. Later work runs inline.
+    public func stopReadPool() {
+        readPool.stop()
+    }
 }

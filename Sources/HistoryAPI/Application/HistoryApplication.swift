@@ -54,7 +54,8 @@ public final class HistoryApplication: Sendable {
         let accessLog = configuration.accessLog ? AccessLog() : nil
         let responder = APIResponder(store: store, metrics: metrics, logger: logger, accessLog: accessLog,
                                      access: access, browser: browser,
-                                     limits: configuration.clientLimits(tokensMode: !access.isOpen))
+                                     limits: configuration.clientLimits(tokensMode: !access.isOpen),
+                                     readThreads: storeConfiguration.readerCount)
         let httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                         maximumConnections: configuration.maximumConnections,
                                                         maximumConnectionsPerPeer: configuration.maximumConnectionsPerClient,
@@ -109,6 +110,9 @@ public final class HistoryApplication: Sendable {
     /// How many times a woken long-poll read the store again since start.
     public var longPollRereadCount: Int { responder.longPollRereadCount }
 
+    /// Requests waiting for a read-pool thread now.
+    public var readPoolQueuedCount: Int { responder.readPoolQueuedCount }
+
     /// `http://host:port`, IPv6 literals in brackets.
     public var address: String {
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
@@ -126,7 +130,9 @@ public final class HistoryApplication: Sendable {
     /// flush the access log. `completion` runs once, when all of it is done.
     public func shutdown(gracePeriod: Duration = .seconds(5), completion: @escaping @Sendable () -> Void) {
         logger.info("shutting down: draining for at most \(gracePeriod)")
-        server.shutdown(gracePeriod: gracePeriod) { [store, accessLog, logger] in
+        server.shutdown(gracePeriod: gracePeriod) { [store, accessLog, logger, responder] in
+            // Queued reads finish (their connections are closed) before the store closes.
+            responder.stopReadPool()
             store.close()
             accessLog?.flushAndWait()
             logger.info("stopped")

@@ -20,6 +20,11 @@ import HTTPCore
 /// - A `POST`, `PUT` or `PATCH` body that is not declared JSON is 415
 ///   `unsupported_media_type` once the route is known (an unknown path is
 ///   still 404, a wrong method still 405), before the handler runs.
+/// - Where a handler runs: every route may wait on the store unless
+///   registered `.neverWaits`, so it runs on the `ReadPool` and answers
+///   through `respond` from there; the answers the router gives itself
+///   (404, 405, 415) and `.neverWaits` routes stay on the caller's thread,
+///   the event loop. Without a pool (`Router()`), everything runs inline.
 ///
 /// ```swift
 /// var router = Router()
@@ -28,13 +33,21 @@ import HTTPCore
 public struct Router: Sendable {
     public typealias Handler = @Sendable (APIRequest) throws(APIError) -> Void
 
+    /// Whether a handler may block its thread, which decides where it runs.
+    public enum Cost: Sendable {
+        /// It reads the store (or may): on the read pool, off the event loop.
+        case mayWait
+        /// Memory and CPU only, bounded and short (`/metrics`): inline.
+        case neverWaits
+    }
+
     /// The label of answers for paths no route takes (a bounded metric label).
     public static let unmatchedRoute = "unmatched"
 
     private struct Route: Sendable {
         var pattern: [Segment]
         var patternText: String
-        var methods: [(method: HTTPMethod, label: String, handler: Handler)]
+        var methods: [(method: HTTPMethod, label: String, cost: Cost, handler: Handler)]
     }
 
     private enum Segment: Sendable, Equatable {
@@ -43,19 +56,24 @@ public struct Router: Sendable {
     }
 
     private var routes: [Route] = []
+    private let readPool: ReadPool?
 
-    public init() {}
+    /// `readPool` runs the handlers that may wait; nil runs them inline.
+    public init(readPool: ReadPool? = nil) {
+        self.readPool = readPool
+    }
 
     /// Registers `handler` for `method` on `pattern` (which starts with `/`).
-    public mutating func add(_ method: HTTPMethod, _ pattern: String, handler: @escaping Handler) {
+    public mutating func add(_ method: HTTPMethod, _ pattern: String, cost: Cost = .mayWait,
+                             handler: @escaping Handler) {
         let segments: [Segment] = pattern.split(separator: "/").map { part in
             part.hasPrefix("{") && part.hasSuffix("}") ? .parameter : .literal(String(part))
         }
         let label = "\(method.rawValue) \(pattern)"
         if let index = routes.firstIndex(where: { $0.pattern == segments }) {
-            routes[index].methods.append((method, label, handler))
+            routes[index].methods.append((method, label, cost, handler))
         } else {
-            routes.append(Route(pattern: segments, patternText: pattern, methods: [(method, label, handler)]))
+            routes.append(Route(pattern: segments, patternText: pattern, methods: [(method, label, cost, handler)]))
         }
     }
 
@@ -85,10 +103,18 @@ public struct Router: Sendable {
         }
         let apiRequest = APIRequest(http: request, context: context, route: chosen.label,
                                     pathParameters: parameters, caller: caller, send: respond)
-        do {
-            try chosen.handler(apiRequest)
-        } catch {
-            apiRequest.fail(error)
+        let handler = chosen.handler
+        let run: @Sendable () -> Void = {
+            do throws(APIError) {
+                try handler(apiRequest)
+            } catch {
+                apiRequest.fail(error)
+            }
+        }
+        if chosen.cost == .mayWait, let readPool {
+            readPool.submit(run)
+        } else {
+            run()
         }
     }
 

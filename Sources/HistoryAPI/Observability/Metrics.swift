@@ -14,6 +14,8 @@ import Synchronization
 /// - `history_http_request_duration_seconds{route}` histogram
 /// - `history_open_connections` gauge
 /// - `history_parked_long_polls` gauge (the store's parked waits)
+/// - `history_read_pool_queued` gauge (requests and long-poll re-reads
+///   waiting for a read-pool thread: a pool that cannot keep up)
 /// - `history_append_batch_size` histogram (appends per group commit)
 /// - `history_access_denied_total{status,code}` counter: 401s and 403s by
 ///   error code (a fixed set of codes; never a user id or a path)
@@ -79,7 +81,7 @@ public final class Metrics: Sendable {
     }
 
     /// The text exposition; `parkedLongPolls` is read from the store at scrape time.
-    public func render(parkedLongPolls: Int) -> [UInt8] {
+    public func render(parkedLongPolls: Int, readPoolQueued: Int = 0) -> [UInt8] {
         let snapshot = state.withLock { $0 }
         var text = ""
         text.reserveCapacity(4096 + snapshot.routes.count * 2048)
@@ -107,6 +109,10 @@ public final class Metrics: Sendable {
         text += "# HELP history_parked_long_polls Events long-polls parked waiting for a change.\n"
         text += "# TYPE history_parked_long_polls gauge\n"
         text += "history_parked_long_polls \(parkedLongPolls)\n"
+
+        text += "# HELP history_read_pool_queued Requests waiting for a read-pool thread.\n"
+        text += "# TYPE history_read_pool_queued gauge\n"
+        text += "history_read_pool_queued \(readPoolQueued)\n"
 
         text += "# HELP history_append_batch_size Appends committed per group-commit transaction.\n"
         text += "# TYPE history_append_batch_size histogram\n"

@@ -8,9 +8,10 @@ struct MetricsRoutes {
     let environment: RouteEnvironment
 
     func register(in router: inout Router) {
-        router.add(.get, "/metrics") { request throws(APIError) in
+        router.add(.get, "/metrics", cost: .neverWaits) { request throws(APIError) in
             try environment.authorize(request, .metrics)
-            let body = environment.metrics.render(parkedLongPolls: environment.store.parkedWaitCount)
+            let body = environment.metrics.render(parkedLongPolls: environment.store.parkedWaitCount,
+                                                  readPoolQueued: environment.readPool.queuedCount)
             request.respond(HTTPResponse(status: .ok, headers: ["Content-Type": Self.contentType], body: body))
         }
     }

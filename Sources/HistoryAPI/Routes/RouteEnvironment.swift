@@ -9,6 +9,8 @@ struct RouteEnvironment: Sendable {
     let metrics: Metrics
     let longPolls: LongPollRegistry
     let limits: ClientLimits
+    /// Where work that may wait on the store runs, off the event loops.
+    let readPool: ReadPool
 
     /// The `{cid}` of the path. An id that is not a valid conversation id
     /// names no conversation: 404 `conversation_not_found` (docs/API.md, "Validation").

@@ -1,0 +1,162 @@
+import Dispatch
+import Foundation
+import Glibc
+import HTTPCore
+import HistoryAPI
+import HistoryStore
+import HistoryTestSupport
+import Synchronization
+import Testing
+
+/// Reads run off the event loops: a real server on one event loop, over a
+/// real SQLite store whose page reads of conversation `slow` wait at a gate
+/// the test opens (`GatedStore`), so a read is slow for exactly as long as
+/// the test says, with no timing in any assertion.
+@Suite("Reads on the read pool, off the event loop")
+struct ReadPoolTests {
+    /// Before the read pool, the second connection's answer waited for the
+    /// gated read on the same loop: this test then hung until its client
+    /// timed out.
+    @Test func aSlowReadDoesNotDelayAnotherConnectionOnTheSameLoop() throws {
+        try withGatedServer(readThreads: 2) { store, port, _ in
+            let slow = try HTTPClientConnection(port: port)
+            try slow.send(HTTPRequest(method: .get, target: "/v1/conversations/slow/messages"))
+            #expect(eventually { store.enteredCount == 1 })
+
+            let other = try HTTPClientConnection(port: port)
+            let fast = try other.get("/v1/conversations/fast/messages")
+            #expect(fast.status == 200)
+            #expect(fast.bodyText.contains("in fast"))
+            let health = try other.get("/healthz")
+            #expect(health.status == 200)
+            #expect(store.enteredCount == 1)
+
+            store.open()
+            let answer = try slow.receive()
+            #expect(answer.status == 200)
+            #expect(answer.bodyText.contains("in slow"))
+        }
+    }
+
+    /// Requests pipelined behind a gated read, some for the pool and some
+    /// answered on the loop (`/metrics`, a 404), come back in request order.
+    @Test func pipelinedRequestsAreAnsweredInOrderWhenSomeGoToThePool() throws {
+        try withGatedServer(readThreads: 2) { store, port, _ in
+            let connection = try HTTPClientConnection(port: port)
+            let targets = ["/v1/conversations/slow/messages", "/metrics", "/v1/conversations/fast/messages",
+                           "/nope", "/v1/conversations/slow/messages?limit=1", "/healthz"]
+            var raw = ""
+            for target in targets { raw += "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" }
+            try connection.sendRaw(raw)
+            #expect(eventually { store.enteredCount == 1 })
+            // The loop still answers others meanwhile.
+            #expect(try HTTPClientConnection(port: port).get("/metrics").status == 200)
+
+            store.open()
+            let answers = try targets.map { _ in try connection.receive() }
+            #expect(answers.map(\.status) == [200, 200, 200, 404, 200, 200])
+            #expect(answers[0].bodyText.contains("in slow"))
+            #expect(answers[1].bodyText.contains("# TYPE"))
+            #expect(answers[2].bodyText.contains("in fast"))
+            #expect(answers[4].bodyText.contains("in slow"))
+            #expect(answers[5].bodyText.contains("ok"))
+        }
+    }
+
+    /// The pool's queue holds at most one job per connection: twenty
+    /// requests pipelined on one connection wait in its input, not in the
+    /// pool, while five other connections' requests queue behind the one
+    /// running read. All are answered once the read goes through.
+    @Test func thePoolQueueHoldsAtMostOneRequestPerConnection() throws {
+        try withGatedServer(readThreads: 1) { store, port, api in
+            let pipelined = try HTTPClientConnection(port: port)
+            let request = "GET /v1/conversations/slow/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            try pipelined.sendRaw(String(repeating: request, count: 20))
+            var others: [HTTPClientConnection] = []
+            for _ in 0..<5 {
+                let connection = try HTTPClientConnection(port: port)
+                try connection.send(HTTPRequest(method: .get, target: "/v1/conversations/slow/messages"))
+                others.append(connection)
+            }
+            #expect(eventually { store.enteredCount == 1 && api.readPoolQueuedCount >= 5 })
+            // A round trip through the same loop after every request above
+            // was sent; /metrics answers on the loop, and reports the queue.
+            let metrics = try HTTPClientConnection(port: port).get("/metrics")
+            #expect(metrics.bodyText.contains("history_read_pool_queued 5\n"))
+            #expect(api.readPoolQueuedCount == 5)
+            #expect(store.enteredCount == 1)
+
+            store.open()
+            for _ in 0..<20 { #expect(try pipelined.receive().status == 200) }
+            for connection in others { #expect(try connection.receive().status == 200) }
+            #expect(store.enteredCount == 25)
+            #expect(api.readPoolQueuedCount == 0)
+        }
+    }
+
+    @Test func aPoolRunsAtMostItsThreadsAtOnceAndEveryJob() throws {
+        let pool = ReadPool(threads: 2)
+        defer { pool.stop() }
+        let gate = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        let ran = Atomic(0)
+        for _ in 0..<5 {
+            done.enter()
+            pool.submit {
+                gate.wait()
+                ran.add(1, ordering: .relaxed)
+                done.leave()
+            }
+        }
+        #expect(eventually { pool.runningCount == 2 && pool.queuedCount == 3 })
+        for _ in 0..<5 { gate.signal() }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(ran.load(ordering: .relaxed) == 5)
+    }
+
+    @Test func afterStopQueuedJobsStillRunAndNewOnesRunOnTheCaller() throws {
+        let pool = ReadPool(threads: 1)
+        let gate = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        done.enter()
+        pool.submit { gate.wait() }
+        pool.submit { done.leave() }
+        pool.stop()
+        let caller = pthread_self()
+        let ranHere = Mutex(false)
+        pool.submit { ranHere.withLock { $0 = pthread_self() == caller } }
+        #expect(ranHere.withLock { $0 })
+        gate.signal()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+    }
+}
+
+/// A server on one event loop over a `GatedStore` gating `slow`, with one
+/// message in `slow` ("in slow") and one in `fast` ("in fast").
+private func withGatedServer(readThreads: Int, _ body: (GatedStore, Int, APIResponder) throws -> Void) throws {
+    try withTemporaryDirectory { directory in
+        let sqlite = try SQLiteHistoryStore(configuration: StoreConfiguration(path: directory.databasePath,
+                                                                              durability: .normal))
+        let store = GatedStore(sqlite, gating: ConversationID("slow")!)
+        defer { store.close() }
+        let api = APIResponder(store: store, metrics: Metrics(), logger: Logger(level: .error), accessLog: nil,
+                               readThreads: readThreads)
+        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoopCount: 1),
+                                responder: api, observer: api)
+        try server.start()
+        defer {
+            store.open()
+            let done = DispatchSemaphore(value: 0)
+            server.shutdown(gracePeriod: .seconds(2)) { done.signal() }
+            done.wait()
+            api.stopReadPool()
+        }
+        let setup = try HTTPClientConnection(port: server.port)
+        for name in ["slow", "fast"] {
+            #expect(try setup.post("/v1/conversations", #"{"id":"\#(name)"}"#).status == 201)
+            let posted = try setup.post("/v1/conversations/\(name)/messages", #"{"sender":"ana","body":"in \#(name)"}"#)
+            #expect(posted.status == 201)
+        }
+        try body(store, server.port, api)
+    }
+}
