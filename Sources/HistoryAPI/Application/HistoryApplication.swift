@@ -46,8 +46,9 @@ public final class HistoryApplication: Sendable {
                                     allowedHosts: configuration.allowedHosts, corsOrigins: configuration.corsOrigins)
         let metrics = Metrics()
         let store: any HistoryStore
+        let readerCount: Int
         do {
-            store = try Self.openStore(configuration, metrics: metrics, logger: logger)
+            (store, readerCount) = try Self.openStore(configuration, metrics: metrics, logger: logger)
         } catch {
             throw .store(error)
         }
@@ -55,7 +56,7 @@ public final class HistoryApplication: Sendable {
         let responder = APIResponder(store: store, metrics: metrics, logger: logger, accessLog: accessLog,
                                      access: access, browser: browser,
                                      limits: configuration.clientLimits(tokensMode: !access.isOpen),
-                                     readThreads: storeConfiguration.readerCount)
+                                     readThreads: readerCount)
         let httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                         maximumConnections: configuration.maximumConnections,
                                                         maximumConnectionsPerPeer: configuration.maximumConnectionsPerClient,
@@ -71,18 +72,20 @@ public final class HistoryApplication: Sendable {
 
     /// A SQLite file, or a PostgreSQL database when `--database` is a
     /// `postgres://` or `postgresql://` URI (one any number of instances
-    /// may share).
+    /// may share). Also how many reads it serves at once: the read pool's size.
     private static func openStore(_ configuration: ServerConfiguration, metrics: Metrics,
-                                  logger: Logger) throws(StoreError) -> any HistoryStore {
+                                  logger: Logger) throws(StoreError) -> (store: any HistoryStore, readerCount: Int) {
         let onBatchCommitted: @Sendable (Int) -> Void = { size in metrics.recordBatch(size: size) }
         let onWarning: @Sendable (String) -> Void = { message in logger.warning(message) }
         if PostgresStoreConfiguration.isPostgresURI(configuration.databasePath) {
-            return try PostgresHistoryStore(configuration: PostgresStoreConfiguration(
-                uri: configuration.databasePath, onBatchCommitted: onBatchCommitted, onWarning: onWarning))
+            let postgres = PostgresStoreConfiguration(
+                uri: configuration.databasePath, onBatchCommitted: onBatchCommitted, onWarning: onWarning)
+            return (try PostgresHistoryStore(configuration: postgres), postgres.readerCount)
         }
-        return try SQLiteHistoryStore(configuration: StoreConfiguration(
+        let sqlite = StoreConfiguration(
             path: configuration.databasePath, durability: configuration.durability,
-            onBatchCommitted: onBatchCommitted, onWarning: onWarning))
+            onBatchCommitted: onBatchCommitted, onWarning: onWarning)
+        return (try SQLiteHistoryStore(configuration: sqlite), sqlite.readerCount)
     }
 
     /// Binds and listens; returns once connections are accepted.
