@@ -94,7 +94,10 @@ public final class SQLiteHistoryStore: HistoryStore {
         self.writer = writer
         self.readers = ReaderPool(connections: readerConnections)
         self.waiters = VersionWaiters()
-        self.inboxWaiters = InboxWaiters()
+        // Every commit that changes an inbox publishes its activity to the
+        // inbox waits once readers see it (`AppendBatcher`, `bulkAppend`):
+        // waits parked at the last published activity need not look first.
+        self.inboxWaiters = InboxWaiters(publishedActivity: writer.activity)
         self.batcher = AppendBatcher(writer: writer, waiters: waiters, inboxWaiters: inboxWaiters,
                                      maximumBatchSize: configuration.maximumBatchSize,
                                      onBatchCommitted: configuration.onBatchCommitted)
