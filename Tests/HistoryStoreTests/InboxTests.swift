@@ -227,6 +227,28 @@ struct InboxTests {
         }
     }
 
+    /// A user once seen with a large inbox is remembered as one (its
+    /// memberships are not counted again); after leaving most of its
+    /// conversations it is still served exactly its own.
+    @Test func aLargeInboxThatShrinksIsStillServedRightly() async throws {
+        try await withTemporaryStore { store in
+            let names = (0..<(StoreReads.smallInbox + 10)).map { String(format: "c%03d", $0) }
+            for name in names {
+                try await store.make(name, owner: "ana")
+                try await store.post(1, to: name)
+            }
+            #expect(try store.wholeInbox(of: "ana", limit: 50).count == names.count)
+            let kept = Set(names.suffix(3) + names.prefix(2))
+            for name in names where !kept.contains(name) {
+                #expect(try await store.removeMember(uid("ana"), from: cid(name)))
+            }
+            let newestFirst = names.reversed().filter(kept.contains)
+            for limit in [1, 2, 50] {
+                #expect(try store.wholeInbox(of: "ana", limit: limit).map(\.conversation.id.rawValue) == newestFirst, "\(limit)")
+            }
+        }
+    }
+
     // MARK: - The user feed
 
     @Test func theFeedIsCompactedAndSaysRemoved() async throws {

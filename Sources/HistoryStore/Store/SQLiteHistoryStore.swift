@@ -27,6 +27,7 @@ public final class SQLiteHistoryStore: HistoryStore {
     private let waiters: VersionWaiters
     private let inboxWaiters: InboxWaiters
     private let seqCache = ConversationSeqCache()
+    private let largeInboxes = LargeInboxes()
     private let isClosed = Atomic<Bool>(false)
 
     /// Opens (creating when missing) the store at `configuration.path` with
@@ -168,7 +169,7 @@ public final class SQLiteHistoryStore: HistoryStore {
     public func role(of user: UserID, in conversation: ConversationID) throws(StoreError) -> MemberRole? {
         guard !isClosed.load(ordering: .acquiring) else { throw .closed }
         return try readers.read { connection throws(StoreError) -> MemberRole? in
-            try StoreReads(connection: connection, seqCache: seqCache).role(of: user, in: conversation)
+            try StoreReads(connection: connection, seqCache: seqCache, largeInboxes: largeInboxes).role(of: user, in: conversation)
         }
     }
 
@@ -254,7 +255,7 @@ public final class SQLiteHistoryStore: HistoryStore {
         guard !isClosed.load(ordering: .acquiring) else { throw .closed }
         return try readers.read { connection throws(StoreError) -> T in
             try connection.transaction(.deferred, mapError: StoreError.init) { () throws(StoreError) -> T in
-                try body(StoreReads(connection: connection, seqCache: seqCache))
+                try body(StoreReads(connection: connection, seqCache: seqCache, largeInboxes: largeInboxes))
             }
         }
     }

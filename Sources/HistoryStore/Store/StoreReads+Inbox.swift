@@ -129,9 +129,14 @@ extension StoreReads {
     /// `limit` rows after `cursor` in inbox order (from the top when nil).
     func inbox(of user: UserID, limit: Int, after cursor: InboxCursor?) throws(StoreError) -> InboxPage {
         let activity = try currentActivity()
-        let count = try membershipCount(of: user, upTo: Self.smallInbox + 1)
+        // A large inbox stays known as one (`LargeInboxes`): not counted again.
+        var isLarge = largeInboxes.contains(user)
+        if !isLarge, try membershipCount(of: user, upTo: Self.smallInbox + 1) > Self.smallInbox {
+            isLarge = true
+            largeInboxes.insert(user)
+        }
         let found: [InboxMembership]
-        if count <= Self.smallInbox {
+        if !isLarge {
             found = try memberships(of: user, limit: Self.smallInbox)
         } else if let walked = try walkInboxOrder(of: user, after: cursor, wanted: limit + 1) {
             found = walked
