@@ -140,6 +140,41 @@ import Testing
         }
     }
 
+    /// Between two polls she joins one conversation and leaves another:
+    /// her next poll is woken by the one she joined, not by the one she
+    /// left (what the server kept of her conversations from the first poll
+    /// was dropped by those changes).
+    @Test func aNextPollFollowsMembershipsChangedBetweenPolls() throws {
+        try withOpenServer({ _ in }) { server in
+            let client = try server.connect()
+            defer { client.close() }
+            try client.makeConversations(["left"], members: ["ana"])
+            try client.makeConversations(["joined"], members: ["bob"])
+            let start = try client.inbox("ana").activity
+            let first = try server.parkPoll("/v1/users/ana/events?since=\(start)&wait=30")
+            defer { first.close() }
+            #expect(eventually { server.application.parkedLongPollCount == 1 })
+            try client.appendMessage("left", sender: "bob")
+            let answered = try first.receive().decode(InboxFeedBody.self)
+            #expect(answered.events.map(\.conversationID) == ["left"])
+
+            #expect(try client.call(.put, "/v1/conversations/joined/members/ana", json: "{}").status == 201)
+            #expect(try client.call(.delete, "/v1/conversations/left/members/ana").status == 200)
+            let since = try client.inboxFeed("ana", since: answered.activity).activity
+            let second = try server.parkPoll("/v1/users/ana/events?since=\(since)&wait=30")
+            defer { second.close() }
+            #expect(eventually { server.application.parkedLongPollCount == 1 })
+            try client.appendMessage("left", sender: "bob")
+            let posted = try client.appendMessage("joined", sender: "bob")
+            let answer = try second.receive()
+            #expect(answer.status == 200)
+            let feed = try answer.decode(InboxFeedBody.self)
+            #expect(feed.events.map(\.conversationID) == ["joined"])
+            #expect(feed.events.first?.last_message?.id == posted)
+            #expect(server.application.longPollRereadCount == 2, "the post where she left woke nothing")
+        }
+    }
+
     @Test func aParkedFeedNotWokenEndsAtItsWaitEmpty() throws {
         try withOpenServer({ _ in }) { server in
             let client = try server.connect()

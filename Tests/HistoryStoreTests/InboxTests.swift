@@ -227,6 +227,28 @@ struct InboxTests {
         }
     }
 
+    /// A user once seen with a large inbox is remembered as one (its
+    /// memberships are not counted again); after leaving most of its
+    /// conversations it is still served exactly its own.
+    @Test func aLargeInboxThatShrinksIsStillServedRightly() async throws {
+        try await withTemporaryStore { store in
+            let names = (0..<(StoreReads.smallInbox + 10)).map { String(format: "c%03d", $0) }
+            for name in names {
+                try await store.make(name, owner: "ana")
+                try await store.post(1, to: name)
+            }
+            #expect(try store.wholeInbox(of: "ana", limit: 50).count == names.count)
+            let kept = Set(names.suffix(3) + names.prefix(2))
+            for name in names where !kept.contains(name) {
+                #expect(try await store.removeMember(uid("ana"), from: cid(name)))
+            }
+            let newestFirst = names.reversed().filter(kept.contains)
+            for limit in [1, 2, 50] {
+                #expect(try store.wholeInbox(of: "ana", limit: limit).map(\.conversation.id.rawValue) == newestFirst, "\(limit)")
+            }
+        }
+    }
+
     // MARK: - The user feed
 
     @Test(arguments: StoreBackend.allCases) func theFeedIsCompactedAndSaysRemoved(backend: StoreBackend) async throws {
@@ -286,6 +308,38 @@ struct InboxTests {
         }
     }
 
+    /// The feed walks the changes since A when they are fewer than the
+    /// user's memberships, and reads the memberships when they are fewer:
+    /// the same answer either way, removals and markers included.
+    @Test func theFeedReadsWhicheverIsFewerChangesOrMemberships() async throws {
+        try await withTemporaryStore { store in
+            for index in 0..<6 { try await store.make("hers\(index)", owner: "ana") }
+            for index in 0..<12 { try await store.make("other\(index)") }
+            let start = try store.inbox(of: uid("ana"), InboxQuery()).activity
+            try await store.post(1, to: "hers4", sender: "bob")
+            try await store.post(1, to: "other0", sender: "bob")
+            let read = try await store.post(1, to: "hers1", sender: "bob")[0]
+            // Three changes, six memberships: the walk.
+            var events = try store.wholeFeed(of: "ana", since: start, limit: 10).events
+            #expect(events.map(\.conversationID.rawValue) == ["hers4", "hers1"])
+
+            for index in 0..<12 { try await store.post(1, to: "other\(index)", sender: "bob") }
+            _ = try await store.markRead(uid("ana"), in: cid("hers1"), upTo: read.id)
+            #expect(try await store.removeMember(uid("ana"), from: cid("hers2")))
+            // Sixteen changes, five memberships: the memberships.
+            events = try store.wholeFeed(of: "ana", since: start, limit: 10).events
+            #expect(events.map(\.conversationID.rawValue) == ["hers4", "hers1", "hers2"])
+            guard case .updated(let marked) = events[1], case .removed = events[2] else { Issue.record("\(events)"); return }
+            #expect(marked.read.lastReadID == read.id && marked.read.unreadCount == 0)
+            // Both ways agree from every point in between.
+            let end = try store.inbox(of: uid("ana"), InboxQuery()).activity
+            for since in start...end {
+                let expected = events.filter { $0.activity > since }
+                #expect(try store.wholeFeed(of: "ana", since: since, limit: 10).events == expected, "since \(since)")
+            }
+        }
+    }
+
     // MARK: - Costs
 
     /// Fan-out on read: a post to a conversation with 1,000 members writes
@@ -320,7 +374,9 @@ struct InboxTests {
                 (StoreReads.InboxSQL.memberships, "members USING INDEX members_by_user (user_id=?)"),
                 (StoreReads.InboxSQL.membershipBySeq, "members USING PRIMARY KEY (conversation_seq=? AND user_id=?)"),
                 (StoreReads.InboxSQL.isMember, "members USING COVERING INDEX members_by_user (user_id=? AND conversation_seq=?)"),
-                (StoreReads.InboxSQL.newestBelow, "conversations USING COVERING INDEX conversations_by_newest (newest_id<?)"),
+                (StoreReads.InboxSQL.newestRangeBelow, "conversations USING COVERING INDEX conversations_by_newest (newest_id<?)"),
+                (StoreReads.InboxSQL.membershipsInRange, "conversations USING INDEX conversations_by_newest (newest_id>? AND newest_id<?)"),
+                (StoreReads.InboxSQL.membershipsInRange, "members USING PRIMARY KEY (conversation_seq=? AND user_id=?)"),
                 (StoreReads.InboxSQL.emptyAfter, "conversations USING COVERING INDEX conversations_by_newest (newest_id=? AND id>?)"),
                 (StoreReads.InboxSQL.lastMessage, "messages USING INTEGER PRIMARY KEY (rowid=?)"),
                 (StoreReads.InboxSQL.conversationsChangedAfter, "conversations USING COVERING INDEX conversations_by_activity (activity>?)"),

@@ -163,4 +163,118 @@ struct InboxWaitTests {
         #expect(await eventually { outcomes.value == ["many": .changed, "few": .changed, "self": .changed] })
         waiters.close()
     }
+
+    // MARK: - Parking again
+
+    /// A woken user parks again at once (the client's next poll): her
+    /// conversations are read once and kept until a commit changes her, and
+    /// the feed is looked at only when a commit after the wait's activity
+    /// was published before it parked.
+    @Test func parkingAgainReadsNothingUntilTheUserChanges() async {
+        let waiters = InboxWaiters(publishedActivity: 10)
+        let reads = Locked(0)
+        let looks = Locked(0)
+        let outcomes = Locked<[WaitOutcome]>([])
+        func park(after activity: Int64) {
+            _ = waiters.wait(user: uid("ana"), after: activity, timeout: .seconds(60),
+                             memberships: { reads.withLock { $0 += 1 }; return [1, 2] },
+                             hasChanges: { looks.withLock { $0 += 1 }; return false }) { outcome in
+                outcomes.withLock { $0.append(outcome) }
+            }
+        }
+        park(after: 10)
+        #expect(reads.value == 1)
+        #expect(looks.value == 0, "parked at the last published activity: nothing to look at")
+        waiters.publish(activity: 11, conversations: [3], users: [])
+        #expect(waiters.parkedCount == 1, "not one of her conversations")
+        waiters.publish(activity: 12, conversations: [2], users: [])
+        #expect(waiters.parkedCount == 0)
+
+        park(after: 11)
+        #expect(reads.value == 1, "her conversations were kept")
+        #expect(looks.value == 1, "12 was published after 11: it looks")
+        waiters.publish(activity: 13, conversations: [3], users: [])
+        #expect(waiters.parkedCount == 1, "the kept conversations still filter")
+        waiters.publish(activity: 14, conversations: [1], users: [])
+        #expect(waiters.parkedCount == 0)
+
+        // A commit changing her (a membership, a marker) drops what was kept.
+        park(after: 14)
+        waiters.publish(activity: 15, conversations: [], users: ["ana"])
+        #expect(waiters.parkedCount == 0)
+        park(after: 15)
+        #expect(reads.value == 2)
+        #expect(looks.value == 1)
+        waiters.close()
+        #expect(await eventually { outcomes.value.count == 4 })
+        #expect(outcomes.value.filter { $0 == .changed }.count == 3)
+    }
+
+    /// A read of her conversations that a commit changing her overtook
+    /// serves that wait (the commit wakes it) but is not kept.
+    @Test func aMembershipReadOvertakenByACommitIsNotKept() {
+        let waiters = InboxWaiters(publishedActivity: 10)
+        let reads = Locked(0)
+        func park(after activity: Int64) -> WaitToken {
+            waiters.wait(user: uid("ana"), after: activity, timeout: .seconds(60),
+                         memberships: {
+                             let read = reads.withLock { $0 += 1; return $0 }
+                             // The commit lands while the old seqs are on their way.
+                             if read == 1 { waiters.publish(activity: 11, conversations: [], users: ["ana"]) }
+                             return [1]
+                         },
+                         hasChanges: { false }) { _ in }
+        }
+        _ = park(after: 10)
+        #expect(waiters.parkedCount == 0, "the commit woke it")
+        waiters.cancel(park(after: 11))
+        #expect(reads.value == 2, "the overtaken read was not kept")
+        waiters.cancel(park(after: 11))
+        #expect(reads.value == 2, "the second one was")
+        waiters.close()
+    }
+
+    /// Without a published activity (a store that does not promise to
+    /// publish every commit), every wait looks at the feed.
+    @Test func withoutAPublishedActivityEveryWaitLooks() {
+        let waiters = InboxWaiters()
+        let looks = Locked(0)
+        for _ in 0..<2 {
+            let token = waiters.wait(user: uid("ana"), after: 10, timeout: .seconds(60), memberships: { [1] },
+                                     hasChanges: { looks.withLock { $0 += 1 }; return false }) { _ in }
+            waiters.cancel(token)
+        }
+        #expect(looks.value == 2)
+        waiters.close()
+    }
+
+    /// Memberships that change while the user is not parked (between two
+    /// polls) are what her next wait follows: the conversation she joined
+    /// wakes it, the one she left does not.
+    @Test func membershipsChangedBetweenPollsAreFollowed() async throws {
+        try await withTemporaryStore { store in
+            try await store.make("left", owner: "ana")
+            try await store.make("joined", owner: "bob")
+            let first = ParkedWait(store, user: "ana", after: try activity(store))
+            try await store.post(1, to: "left", sender: "bob")
+            #expect(await first.ended() == .changed)
+
+            try await store.putMember(uid("ana"), in: cid("joined"))
+            #expect(try await store.removeMember(uid("ana"), from: cid("left")))
+            let second = ParkedWait(store, user: "ana", after: try activity(store))
+            try await store.post(1, to: "left", sender: "bob")
+            try await settle(store)
+            #expect(second.outcome.value == nil, "she left it")
+            try await store.post(1, to: "joined", sender: "bob")
+            #expect(await second.ended() == .changed)
+
+            // And parked again with nothing changed about her: the same.
+            let third = ParkedWait(store, user: "ana", after: try activity(store))
+            try await store.post(1, to: "left", sender: "bob")
+            try await settle(store)
+            #expect(third.outcome.value == nil)
+            try await store.post(1, to: "joined", sender: "bob")
+            #expect(await third.ended() == .changed)
+        }
+    }
 }

@@ -112,6 +112,8 @@ extension BenchSuite {
         feedPlan.duration = s.duration + .nanoseconds(Int64(warmup))
         let pid = s.serverPID ?? ServerMemory.pid(listeningOn: s.endpoint.port)
         let sampler = pid.map { ResidentMemorySampler(pid: $0) }
+        PostAckTimes.start()
+        defer { PostAckTimes.stop() }
         var feed = try measure("Post-to-inbox-feed, \(Format.grouped(s.inboxPollers)) users parked on their inbox feeds", feedPlan,
                                catalog: feedCatalog,
                                command: "bench --url \(url) --inbox-pollers \(s.inboxPollers)",
@@ -119,10 +121,17 @@ extension BenchSuite {
         let peak = sampler?.stop()
         let deliveries = Double(feed.report.kinds.first { $0.kind == RequestKind.inboxDelivery.name }?.count ?? 0)
         feed.rate = deliveries / max(0.001, feed.report.durationSeconds - Double(warmup) / 1e9)
-        let posted = feed.report.kinds.first { $0.kind == RequestKind.post.name }?.count ?? 0
-        feed.note = "deliveries per second, from the post's send to the feed's answer: \(Format.grouped(Int(posted))) posts at \(Int(rate))/s "
+        let feedPosts = feed.report.kinds.first { $0.kind == RequestKind.post.name }
+        let posted = feedPosts?.count ?? 0
+        // Timed from the post's answer (its commit as the client sees it):
+        // the post's own request and group commit (fsync) are the append
+        // rows' business, shown apart.
+        let postLatency: String = feedPosts.map { "; the posts themselves (due time to answer, not included) p50 \(Format.fixed($0.p50Ms, 1)) ms, p99 \(Format.fixed($0.p99Ms, 1)) ms" } ?? ""
+        let errorsNote = feed.note
+        feed.note = "deliveries per second, from the post's answer (its commit) to the feed's answer, 0 when the feed answered first: \(Format.grouped(Int(posted))) posts at \(Int(rate))/s "
             + "after a \(Format.fixed(Double(warmup) / 1e9, 1)) s warm-up, each to the ~\(Format.fixed(Double(s.inboxPollers * setup.pollerConversations(0).count) / Double(max(1, s.inboxFeedConversations)), 1)) parked members of its conversation; "
-            + (peak.map { "server peak RSS \(Format.bytes($0))" } ?? "server RSS not readable (--server-pid)") + feed.note
+            + (peak.map { "server peak RSS \(Format.bytes($0))" } ?? "server RSS not readable (--server-pid)")
+        feed.note += postLatency + errorsNote
         return InboxRows(pages: pages, posts: posts, feed: feed)
     }
 

@@ -42,8 +42,9 @@ final class InboxPageUser: CallbackUser {
 /// first page (the `activity` to follow, the last message of each of its
 /// conversations), then long-polls. A row whose last message is newer than
 /// the one this reader knew and was posted by the load tool records
-/// post-to-feed latency: from the post's due time (in its `client_id`) to
-/// the answer's arrival, so it includes the post's own commit.
+/// post-to-feed latency: from the post's answer (`PostAckTimes`: its
+/// commit, as a client sees it) to the feed answer's arrival, 0 when the
+/// feed answered first.
 ///
 /// Checks: `activity` ascends within an answer and across answers, no
 /// conversation twice in one answer, every row consistent.
@@ -112,8 +113,11 @@ final class InboxFeedReader: CallbackUser {
             InboxChecks.checkRow(row, context: label, log: context.log)
             guard let id = row.lastMessageID, id > lastMessages[row.conversationID] ?? 0 else { continue }
             lastMessages[row.conversationID] = id
-            if let clientID = row.lastMessageClientID, let due = PostUser.dueTime(fromClientID: clientID), arrival > due {
-                deliveries.append(arrival - due)
+            // From the post's commit as the client sees it, its answer; a
+            // delivery that arrives before that answer took no longer than it.
+            if let clientID = row.lastMessageClientID, PostUser.dueTime(fromClientID: clientID) != nil {
+                let committed = PostAckTimes.time(of: clientID) ?? arrival
+                deliveries.append(arrival > committed ? arrival - committed : 0)
             }
         }
         if inbox.activity < previous {

@@ -5,12 +5,25 @@ import Synchronization
 /// changes after activity A", without a thread per wait.
 ///
 /// A wait is registered under its user (woken when the user's marker or
-/// memberships change) and under each of the user's conversations, read once
-/// when it parks (woken by any change there): so a post wakes the parked
-/// members of its conversation and nobody else, and a commit costs one
-/// dictionary lookup per conversation it touched. A user with more than
-/// `membershipCap` conversations is woken by every commit instead (a
-/// spurious wake costs that user one feed read, nothing more).
+/// memberships change) and under each of the user's conversations (woken
+/// by any change there): so a post wakes the parked members of its
+/// conversation and nobody else, and a commit costs one dictionary lookup
+/// per conversation it touched. A user with more than `membershipCap`
+/// conversations is woken by every commit instead (a spurious wake costs
+/// that user one feed read, nothing more).
+///
+/// A woken poll that answers parks again at once (the client's next
+/// request), so parking must cost no store read in the steady state
+/// (docs/performance.md, "The inbox feed with 10,000 parked users"):
+/// - the user's conversation seqs are read once and kept
+///   (`MembershipCache`) until a commit changes the user (`publish`'s
+///   `users`: its memberships, marker or conversations it created), so a
+///   re-park reads nothing;
+/// - the first look ("anything after A already?") is skipped when A is at
+///   or past the last activity published: every commit after A is then
+///   still to be published, and the wait, registered before it, is woken
+///   by it. (Only a store that publishes every commit, with its activity,
+///   after the commit is visible says so, by `publishedActivity`.)
 ///
 /// As in `VersionWaiters`, a wait registers before it looks, so a commit
 /// between the look and the registration cannot be missed. Its tokens have
@@ -34,13 +47,23 @@ package final class InboxWaiters: Sendable {
         var byUser: [String: Set<UInt64>] = [:]
         var byConversation: [Int64: Set<UInt64>] = [:]
         var watchingEverything: Set<UInt64> = []
+        var memberships = MembershipCache()
+        /// The highest activity published; nil when the store does not
+        /// promise that every commit is published (then every wait looks).
+        var publishedActivity: Int64?
         var isClosed = false
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let delivery = DispatchQueue(label: "history-store.inbox-waiters", attributes: .concurrent)
 
-    package init() {}
+    /// `publishedActivity`: the activity every commit so far is at or
+    /// below, given by a store that then publishes each commit with its
+    /// activity once readers can see it; nil (the default): the store
+    /// promises nothing, and every wait looks at the feed once it is parked.
+    package init(publishedActivity: Int64? = nil) {
+        state = Mutex(State(publishedActivity: publishedActivity))
+    }
 
     package static func owns(_ token: WaitToken) -> Bool {
         token.rawValue & tokenFlag != 0
@@ -48,41 +71,53 @@ package final class InboxWaiters: Sendable {
 
     /// Parks a wait. `memberships` reads up to `membershipCap + 1` of the
     /// user's conversation seqs (nil when it cannot: the wait then watches
-    /// every commit); `hasChanges` tells whether the feed already has
-    /// something after `activity` (nil when it cannot be read: the wait then
-    /// ends by a commit, its timeout or close).
+    /// every commit), called only when they are not known already;
+    /// `hasChanges` tells whether the feed already has something after
+    /// `activity` (nil when it cannot be read: the wait then ends by a
+    /// commit, its timeout or close), called only when a commit after
+    /// `activity` may have been published already.
     package func wait(user: UserID, after activity: Int64, timeout: Duration,
               memberships: () -> [Int64]?, hasChanges: () -> Bool?,
               handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
         let key = user.rawValue
         let timer = TimerBox(queue: delivery)
-        let token: UInt64? = state.withLock { state in
+        let parked: (token: UInt64, known: MembershipCache.Seqs?, mustLook: Bool)? = state.withLock { state in
             guard !state.isClosed else { return nil }
             let token = Self.tokenFlag | state.nextToken
             state.nextToken += 1
             state.waiters[token] = Waiter(user: key, after: activity, handler: handler, timer: timer)
             state.byUser[key, default: []].insert(token)
-            return token
+            let known = state.memberships.seqs(of: key)
+            if known == nil { state.memberships.startLoading(key) }
+            let mustLook = state.publishedActivity.map { activity < $0 } ?? true
+            return (token, known, mustLook)
         }
-        guard let token else {
+        guard let parked else {
             timer.cancel()
             delivery.async { handler(.closing) }
             return WaitToken(rawValue: 0)
         }
+        let token = parked.token
         timer.arm(after: timeout) { [weak self] in self?.finish(token, with: .timedOut) }
-        let seqs = memberships()
+        var seqs = parked.known
+        var loaded: MembershipCache.Seqs?
+        if seqs == nil {
+            loaded = memberships().map { $0.count <= Self.membershipCap ? .conversations($0) : .tooMany }
+            seqs = loaded
+        }
         state.withLock { state in
+            if parked.known == nil { state.memberships.finishLoading(key, with: loaded) }
             guard var waiter = state.waiters[token] else { return }
-            if let seqs, seqs.count <= Self.membershipCap {
-                for seq in seqs { state.byConversation[seq, default: []].insert(token) }
-                waiter.conversations = seqs
+            if case .conversations(let list) = seqs {
+                for seq in list { state.byConversation[seq, default: []].insert(token) }
+                waiter.conversations = list
             } else {
                 state.watchingEverything.insert(token)
                 waiter.watchesEverything = true
             }
             state.waiters[token] = waiter
         }
-        if hasChanges() == true { finish(token, with: .changed) }
+        if parked.mustLook, hasChanges() == true { finish(token, with: .changed) }
         return WaitToken(rawValue: token)
     }
 
@@ -91,6 +126,8 @@ package final class InboxWaiters: Sendable {
     /// changed.
     package func publish(activity: Int64, conversations: Set<Int64>, users: Set<String>) {
         let woken: [Waiter] = state.withLock { state in
+            if let published = state.publishedActivity, activity > published { state.publishedActivity = activity }
+            for user in users { state.memberships.forget(user) }
             guard !state.waiters.isEmpty else { return [] }
             var tokens = state.watchingEverything
             for seq in conversations { if let parked = state.byConversation[seq] { tokens.formUnion(parked) } }
@@ -115,6 +152,7 @@ package final class InboxWaiters: Sendable {
             state.byUser.removeAll()
             state.byConversation.removeAll()
             state.watchingEverything.removeAll()
+            state.memberships.forgetAll()
             return all
         }
         for waiter in woken { deliver(.changed, to: waiter) }
@@ -138,6 +176,7 @@ package final class InboxWaiters: Sendable {
             state.byUser.removeAll()
             state.byConversation.removeAll()
             state.watchingEverything.removeAll()
+            state.memberships = MembershipCache()
             return all
         }
         for waiter in all { deliver(.closing, to: waiter) }

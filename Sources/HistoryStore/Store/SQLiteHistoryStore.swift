@@ -27,6 +27,7 @@ public final class SQLiteHistoryStore: HistoryStore {
     private let waiters: VersionWaiters
     private let inboxWaiters: InboxWaiters
     private let seqCache = ConversationSeqCache()
+    private let largeInboxes = LargeInboxes()
     private let isClosed = Atomic<Bool>(false)
 
     /// Opens (creating when missing) the store at `configuration.path` with
@@ -94,7 +95,10 @@ public final class SQLiteHistoryStore: HistoryStore {
         self.writer = writer
         self.readers = ReaderPool(connections: readerConnections)
         self.waiters = VersionWaiters()
-        self.inboxWaiters = InboxWaiters()
+        // Every commit that changes an inbox publishes its activity to the
+        // inbox waits once readers see it (`AppendBatcher`, `bulkAppend`):
+        // waits parked at the last published activity need not look first.
+        self.inboxWaiters = InboxWaiters(publishedActivity: writer.activity)
         self.batcher = AppendBatcher(writer: writer, waiters: waiters, inboxWaiters: inboxWaiters,
                                      maximumBatchSize: configuration.maximumBatchSize,
                                      onBatchCommitted: configuration.onBatchCommitted)
@@ -165,7 +169,7 @@ public final class SQLiteHistoryStore: HistoryStore {
     public func role(of user: UserID, in conversation: ConversationID) throws(StoreError) -> MemberRole? {
         guard !isClosed.load(ordering: .acquiring) else { throw .closed }
         return try readers.read { connection throws(StoreError) -> MemberRole? in
-            try StoreReads(connection: connection, seqCache: seqCache).role(of: user, in: conversation)
+            try StoreReads(connection: connection, seqCache: seqCache, largeInboxes: largeInboxes).role(of: user, in: conversation)
         }
     }
 
@@ -251,7 +255,7 @@ public final class SQLiteHistoryStore: HistoryStore {
         guard !isClosed.load(ordering: .acquiring) else { throw .closed }
         return try readers.read { connection throws(StoreError) -> T in
             try connection.transaction(.deferred, mapError: StoreError.init) { () throws(StoreError) -> T in
-                try body(StoreReads(connection: connection, seqCache: seqCache))
+                try body(StoreReads(connection: connection, seqCache: seqCache, largeInboxes: largeInboxes))
             }
         }
     }

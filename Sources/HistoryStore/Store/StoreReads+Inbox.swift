@@ -29,9 +29,23 @@ extension StoreReads {
             """
         /// The probe of the walks: one seek, answered from `members_by_user` alone.
         static let isMember = "SELECT 1 FROM members WHERE conversation_seq = ? AND user_id = ?"
-        /// The walk down the inbox order over every conversation with messages.
-        static let newestBelow = """
-            SELECT seq, newest_id FROM conversations WHERE newest_id < ? ORDER BY newest_id DESC LIMIT ?
+        /// The walk down the inbox order over every conversation with
+        /// messages, a range at a time: the lowest `newest_id` of the next
+        /// `?` conversations below `?` and how many there were (the range's
+        /// end, stepping `conversations_by_newest` alone) ...
+        static let newestRangeBelow = """
+            SELECT min(newest_id), count(*) FROM (
+                SELECT newest_id FROM conversations WHERE newest_id < ? ORDER BY newest_id DESC LIMIT ?)
+            """
+        /// ... then the user's memberships in that range, newest first, one
+        /// primary-key probe of `members` per conversation inside SQLite:
+        /// a page of a user whose conversations are the recent ones costs
+        /// two statements, not a probe and a read per row.
+        static let membershipsInRange = """
+            SELECT \(membershipColumns) FROM conversations INDEXED BY conversations_by_newest
+            JOIN members ON members.conversation_seq = conversations.seq AND members.user_id = ?
+            WHERE conversations.newest_id < ? AND conversations.newest_id >= ?
+            ORDER BY conversations.newest_id DESC LIMIT ?
             """
         /// The walk over the conversations without messages, by id.
         static let emptyAfter = """
@@ -72,8 +86,9 @@ extension StoreReads {
 
     /// Up to this many memberships, a page reads them all and sorts them.
     static let smallInbox = 256
-    /// Below this many changes since A, the user feed walks the changed
-    /// conversations instead of the user's memberships.
+    /// Up to this many changes since A, the user feed may walk the changed
+    /// conversations instead of the user's memberships (it does when the
+    /// user has more memberships than there were changes).
     static let feedWalkLimit: Int64 = 4096
 
     /// One of the user's memberships with its conversation.
@@ -114,13 +129,14 @@ extension StoreReads {
     /// `limit` rows after `cursor` in inbox order (from the top when nil).
     func inbox(of user: UserID, limit: Int, after cursor: InboxCursor?) throws(StoreError) -> InboxPage {
         let activity = try currentActivity()
-        let count = try sqlite { () throws(SQLiteError) in
-            try connection.cachedStatement(sql: InboxSQL.membershipCount).firstRow(user.rawValue, Self.smallInbox + 1) {
-                Int($0.int64(0))
-            } ?? 0
+        // A large inbox stays known as one (`LargeInboxes`): not counted again.
+        var isLarge = largeInboxes.contains(user)
+        if !isLarge, try membershipCount(of: user, upTo: Self.smallInbox + 1) > Self.smallInbox {
+            isLarge = true
+            largeInboxes.insert(user)
         }
         let found: [InboxMembership]
-        if count <= Self.smallInbox {
+        if !isLarge {
             found = try memberships(of: user, limit: Self.smallInbox)
         } else if let walked = try walkInboxOrder(of: user, after: cursor, wanted: limit + 1) {
             found = walked
@@ -140,7 +156,8 @@ extension StoreReads {
 
     /// For a user with many conversations: the next `wanted` of them after
     /// `cursor`, found by walking the inbox order over every conversation
-    /// and probing the user's membership of each (a primary-key lookup).
+    /// and probing the user's membership of each (a primary-key lookup, in
+    /// SQLite for the conversations with messages).
     /// nil after `max(64 * wanted, 4096)` rows without finding them all: the
     /// user's conversations are rare among the recent ones, and reading all
     /// of its memberships is then cheaper.
@@ -148,16 +165,15 @@ extension StoreReads {
                                 wanted: Int) throws(StoreError) -> [InboxMembership]? {
         let budget = max(64 * wanted, 4096)
         var examined = 0
-        var seqs: [Int64] = []
-        // Rows read per statement: twice what is still missing (a user
+        var found: [InboxMembership] = []
+        // Rows examined per step: twice what is still missing (a user
         // whose conversations are the recent ones is served by the first
-        // read), doubling while the user's rows are sparse.
+        // step), doubling while the user's rows are sparse.
         var chunk = 0
         func nextChunk() -> Int {
-            chunk = min(max(2 * (wanted - seqs.count), 2 * chunk, 16), 1024)
+            chunk = min(max(2 * (wanted - found.count), 2 * chunk, 16), 1024)
             return min(chunk, budget - examined)
         }
-        // The conversations with messages, newest first.
         let walksMessages: Bool
         var below = Int64.max
         var after = ""
@@ -166,36 +182,41 @@ extension StoreReads {
         case .message(let newest)?: walksMessages = true; below = newest
         case .empty(let id)?: walksMessages = false; after = id.rawValue
         }
+        // The conversations with messages, newest first, a range at a time.
         if walksMessages {
-            while seqs.count < wanted {
+            while found.count < wanted {
                 guard examined < budget else { return nil }
-                let rows = try sqlite { () throws(SQLiteError) in
-                    try connection.cachedStatement(sql: InboxSQL.newestBelow)
-                        .rows(below, nextChunk()) { (seq: $0.int64(0), newest: $0.int64(1)) }
+                let size = nextChunk()
+                let range = try sqlite { () throws(SQLiteError) in
+                    try connection.cachedStatement(sql: InboxSQL.newestRangeBelow)
+                        .firstRow(below, size) { (lowest: $0.optionalInt64(0), count: Int($0.int64(1))) }
                 }
-                if rows.isEmpty { break }
-                for row in rows where seqs.count < wanted {
-                    examined += 1
-                    below = row.newest
-                    if try isMember(user, seq: row.seq) { seqs.append(row.seq) }
-                }
+                guard let range, let lowest = range.lowest else { break }
+                let missing = wanted - found.count
+                found += try sqlite { () throws(SQLiteError) in
+                    try connection.cachedStatement(sql: InboxSQL.membershipsInRange)
+                        .rows(user.rawValue, below, lowest, missing, map: InboxMembership.init)
+                }.compactMap { $0 }
+                examined += range.count
+                below = lowest
+                if range.count < size { break }
             }
         }
         // Then those without messages, by id.
-        while seqs.count < wanted {
+        var seqs: [Int64] = []
+        while found.count + seqs.count < wanted {
             guard examined < budget else { return nil }
             let rows = try sqlite { () throws(SQLiteError) in
                 try connection.cachedStatement(sql: InboxSQL.emptyAfter)
                     .rows(after, nextChunk()) { (seq: $0.int64(0), id: $0.string(1)) }
             }
             if rows.isEmpty { break }
-            for row in rows where seqs.count < wanted {
+            for row in rows where found.count + seqs.count < wanted {
                 examined += 1
                 after = row.id
                 if try isMember(user, seq: row.seq) { seqs.append(row.seq) }
             }
         }
-        var found: [InboxMembership] = []
         for seq in seqs {
             if let membership = try membership(of: user, seq: seq) { found.append(membership) }
         }
@@ -249,8 +270,15 @@ extension StoreReads {
             if let known = latest[seq], known.activity >= activity { return }
             latest[seq] = InboxChange(seq: seq, activity: activity)
         }
-        if current - since <= Self.feedWalkLimit {
-            // Each change took its own value, so at most current - since rows.
+        // Each change took its own value, so at most current - since
+        // conversations changed: walk them, probing each, only when the
+        // user has more memberships than that. A user in two conversations
+        // parked for a while (hundreds of other conversations changed
+        // meanwhile) reads its two memberships instead of probing hundreds
+        // of conversations: the feed costs O(min(changes, memberships)),
+        // the count included (it stops at the number of changes).
+        let span = current - since
+        if span <= Self.feedWalkLimit, try membershipCount(of: user, upTo: Int(span) + 1) > span {
             let changed = try sqlite { () throws(SQLiteError) in
                 try connection.cachedStatement(sql: InboxSQL.conversationsChangedAfter)
                     .rows(since, Self.feedWalkLimit) { (seq: $0.int64(0), activity: $0.int64(1)) }
@@ -280,6 +308,13 @@ extension StoreReads {
             latest[removal.seq] = InboxChange(seq: removal.seq, activity: removal.activity, removedID: id)
         }
         return Array(latest.values)
+    }
+
+    /// How many memberships the user has, counting no further than `limit`.
+    private func membershipCount(of user: UserID, upTo limit: Int) throws(StoreError) -> Int {
+        try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: InboxSQL.membershipCount).firstRow(user.rawValue, limit) { Int($0.int64(0)) } ?? 0
+        }
     }
 
     // MARK: - Waits

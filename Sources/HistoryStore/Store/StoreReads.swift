@@ -8,6 +8,7 @@
 struct StoreReads {
     let connection: Connection
     let seqCache: ConversationSeqCache
+    let largeInboxes: LargeInboxes
 
     // MARK: - Conversations and messages
 
