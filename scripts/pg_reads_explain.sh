@@ -86,7 +86,7 @@ STATEMENT
 SQL_unread=$(cat <<'STATEMENT'
 SELECT count(*) AS unread_count, min(id) AS first_unread FROM (
     SELECT id FROM messages
-    WHERE conversation_seq = $1::bigint AND id > coalesce($2::bigint, 0) AND NOT deleted AND sender <> $3::text
+    WHERE conversation_seq = $1::bigint AND id > coalesce($2::bigint, 0) AND NOT deleted AND sender <> $3::bytea
     ORDER BY id LIMIT $4::bigint) AS unread
 STATEMENT
 )
@@ -118,7 +118,7 @@ LEFT JOIN LATERAL (
 ) AS last ON true
 CROSS JOIN LATERAL (SELECT count(*) AS unread_count, min(id) AS first_unread FROM (
     SELECT id FROM messages
-    WHERE conversation_seq = c.seq AND id > coalesce(m.last_read_id, 0) AND NOT deleted AND sender <> $1::text
+    WHERE conversation_seq = c.seq AND id > coalesce(m.last_read_id, 0) AND NOT deleted AND sender <> $4::bytea
     ORDER BY id LIMIT $3::bigint) AS unread) AS unread
 WHERE c.seq = ANY ($2::bigint[])
 STATEMENT
@@ -136,9 +136,9 @@ INSERT INTO conversations (id, created_at) VALUES ('big', 0);
 INSERT INTO conversations (id, created_at) SELECT 'c-' || n, 0 FROM generate_series(1, 10000) n;
 INSERT INTO conversations (id, created_at) SELECT 'other-' || n, 0 FROM generate_series(1, 5000) n;
 INSERT INTO messages (conversation_seq, id, sender, body, created_at, created_version, version)
-  SELECT 1, nextval('message_ids'), 'user-' || (n % 10), repeat('x', 120), n, n, n FROM generate_series(1, 1000000) n;
+  SELECT 1, nextval('message_ids'), convert_to('user-' || (n % 10), 'UTF8'), convert_to(repeat('x', 120), 'UTF8'), n, n, n FROM generate_series(1, 1000000) n;
 INSERT INTO messages (conversation_seq, id, sender, body, created_at, created_version, version)
-  SELECT seq, nextval('message_ids'), 'user-' || (k % 10), repeat('y', 120), k, k, k
+  SELECT seq, nextval('message_ids'), convert_to('user-' || (k % 10), 'UTF8'), convert_to(repeat('y', 120), 'UTF8'), k, k, k
   FROM (SELECT seq, k FROM conversations, generate_series(1, 3) k WHERE seq > 1 ORDER BY seq, k) s;
 UPDATE conversations SET message_count = x.n, version = x.n, oldest_id = x.lo, newest_id = x.hi, activity = conversations.seq
   FROM (SELECT conversation_seq, count(*) n, min(id) lo, max(id) hi FROM messages GROUP BY 1) x WHERE x.conversation_seq = seq;
@@ -169,5 +169,5 @@ explain "change feed since 999,000" changes "'big', 999000, 1, 92233720368547758
 explain "unread, capped (marker 1,000 from the start)" unread "1, $DEEP, 'u', 1000"
 explain "inbox: activity + membership count (u: 10,001)" count "'u', 257"
 explain "inbox: walk, first chunk (102)" walk "'u', 9223372036854775807, 102"
-explain "inbox: the 50 rows (+1) of the page" rows "'u', '$SEQS', 1000"
+explain "inbox: the 50 rows (+1) of the page" rows "'u', '$SEQS', 1000, 'u'"
 explain "inbox fallback for reference: all memberships" memberships "'u', 9223372036854775807"

@@ -98,6 +98,45 @@ extension PostgresTests {
             }
         }
 
+        @Test func theTextBytesMigrationKeepsStoredTextByteForByte() async throws {
+            try await withTestDatabase { uri in
+                let connection = try PGConnection(uri: uri)
+                let migrations = try PostgresMigration.bundled()
+                let textBytes = try #require(migrations.firstIndex { $0.name == "text_bytes" })
+                try PostgresMigrator(migrations: Array(migrations[..<textBytes])).migrate(connection)
+                // Text as 0001 stored it (no NUL: text could not hold one).
+                let title = "tïtle 😀 e\u{301} \\x41 {a,b}"
+                let sender = "sënder 𝄞 \u{FFFF}"
+                let body = "bödy 'quoted' \"double\" back\\slash \u{10FFFF}"
+                let seq = try connection.query("INSERT INTO conversations (id, title, created_at) VALUES ('c', $1::text, 0) RETURNING seq",
+                                               [.text(title)]).int64(0, 0)
+                try connection.query("""
+                    INSERT INTO messages (conversation_seq, id, sender, body, created_at, client_id, created_version, version)
+                    VALUES ($1, 1, $2::text, $3::text, 0, $4::text, 1, 1), ($1, 2, 'b', 'c', 0, NULL, 2, 2)
+                    """, [.int64(seq), .text(sender), .text(body), .text("k ✓")])
+                #expect(try PostgresMigrator(migrations: migrations).migrate(connection) == Array(textBytes + 1...migrations.count))
+                let types = try strings(connection, """
+                    SELECT table_name || '.' || column_name || ' ' || data_type FROM information_schema.columns
+                    WHERE table_schema = 'public' AND column_name IN ('title', 'sender', 'body', 'client_id') ORDER BY 1
+                    """)
+                #expect(types == ["conversations.title bytea", "messages.body bytea", "messages.client_id bytea",
+                                  "messages.sender bytea"])
+                let stored = try connection.query("SELECT sender, body, client_id FROM messages ORDER BY id")
+                #expect(stored.bytes(0, 0) == Array(sender.utf8) && stored.bytes(0, 1) == Array(body.utf8)
+                        && stored.bytes(0, 2) == Array("k ✓".utf8))
+                #expect(stored.isNull(1, 2) && stored.string(1, 1) == "c")
+                #expect(try connection.query("SELECT title FROM conversations").bytes(0, 0) == Array(title.utf8))
+                // client_id's unique index survived the change of type.
+                let reused = try #require(throws: PostgresError.self) {
+                    try connection.query("""
+                        INSERT INTO messages (conversation_seq, id, sender, body, created_at, client_id, created_version, version)
+                        VALUES ($1, 3, 'a', 'b', 0, $2, 3, 3)
+                        """, [.int64(seq), .bytes(Array("k ✓".utf8))])
+                }
+                #expect(reused.constraint == "messages_by_client_id")
+            }
+        }
+
         @Test func aChangedMigrationIsRefused() async throws {
             try await withTestDatabase { uri in
                 let connection = try PGConnection(uri: uri)

@@ -28,7 +28,7 @@ struct PostgresReadsFixture {
         let activity = try takeActivity()
         return try connection.query("""
             INSERT INTO conversations (id, title, created_at, activity) VALUES ($1, $2, $3, $4) RETURNING seq
-            """, [.text(id), title.map(PostgresValue.text) ?? .null, .int64(createdAt), .int64(activity)]).int64(0, 0)
+            """, [.text(id), .storedText(title), .int64(createdAt), .int64(activity)]).int64(0, 0)
     }
 
     /// Appends one message; its id from the shared sequence, as the writer does.
@@ -50,7 +50,7 @@ struct PostgresReadsFixture {
             ), added AS (
                 INSERT INTO messages (conversation_seq, id, sender, body, created_at, reply_to, client_id,
                                       created_version, version)
-                SELECT $1, nextval('message_ids'), $2, coalesce($3, 'body-' || n), $4 + n, $5, $6,
+                SELECT $1, nextval('message_ids'), $2, coalesce($3, convert_to('body-' || n, 'UTF8')), $4 + n, $5, $6,
                        conversation.version + n, conversation.version + n
                 FROM conversation, generate_series(1, $7::bigint) AS n
                 RETURNING id
@@ -61,8 +61,8 @@ struct PostgresReadsFixture {
                 WHERE seq = $1 RETURNING seq
             )
             SELECT id FROM added, counters ORDER BY id
-            """, [.int64(seq), .text(sender), body.map(PostgresValue.text) ?? .null, .int64(createdAt),
-                  replyTo.map(PostgresValue.int64) ?? .null, clientID.map(PostgresValue.text) ?? .null,
+            """, [.int64(seq), .storedText(sender), .storedText(body), .int64(createdAt),
+                  replyTo.map(PostgresValue.int64) ?? .null, .storedText(clientID),
                   .int64(Int64(count)), .int64(activity)])
         return (0..<result.rowCount).map { result.int64($0, 0) }
     }
@@ -89,7 +89,7 @@ struct PostgresReadsFixture {
         if messages {
             try connection.query("""
                 INSERT INTO messages (conversation_seq, id, sender, body, created_at, created_version, version)
-                SELECT seq, nextval('message_ids'), 'ann', 'hello ' || seq, 2000, n, n
+                SELECT seq, nextval('message_ids'), 'ann', convert_to('hello ' || seq, 'UTF8'), 2000, n, n
                 FROM (SELECT seq, n FROM unnest($1::bigint[]) AS seq, generate_series(1, $2::bigint) AS n ORDER BY seq, n) AS ordered
                 """, [array, .int64(Int64(messagesEach))])
             try connection.query("""
@@ -119,7 +119,7 @@ struct PostgresReadsFixture {
             )
             UPDATE messages SET body = $3, edited_at = $5, version = counters.version FROM counters
             WHERE conversation_seq = $1 AND id = $2
-            """, [.int64(seq), .int64(id), .text(body), .int64(activity), .int64(editedAt)])
+            """, [.int64(seq), .int64(id), .storedText(body), .int64(activity), .int64(editedAt)])
     }
 
     func delete(_ seq: Int64, _ id: Int64) throws {

@@ -588,7 +588,7 @@ extension PostgresTests {
                     ("count", PostgresReads.InboxSQL.activityAndMembershipCount, ["'u'", "257"], "members_by_user"),
                     ("walk", PostgresReads.InboxSQL.newestBelow, ["'u'", "\(Int64.max)", "102"], "Index Scan Backward using conversations_by_newest"),
                     ("empty walk", PostgresReads.InboxSQL.emptyAfter, ["'u'", "''", "102"], "conversations_by_newest"),
-                    ("rows", PostgresReads.InboxSQL.rows, ["'u'", array, "1000"], "messages_pkey"),
+                    ("rows", PostgresReads.InboxSQL.rows, ["'u'", array, "1000", "'u'"], "messages_pkey"),
                     ("feed", PostgresReads.InboxSQL.changesByWalk, ["'u'", "12000", "4096"], "conversations_by_activity"),
                     ("wait", PostgresReads.InboxSQL.membershipSeqs, ["'u'", "5001"], "members_by_user"),
                 ]

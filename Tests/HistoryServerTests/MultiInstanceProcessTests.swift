@@ -106,6 +106,41 @@ struct MultiInstanceProcessTests {
         }
     }
 
+    /// U+0000 and friends, as JSON escapes, through the HTTP API on
+    /// PostgreSQL: stored and answered as they came, on either instance
+    /// (migrations/postgres/0003_text_bytes.sql), where `text` would fail
+    /// the append with a 500.
+    @Test(.timeLimit(.minutes(2)))
+    func textWithNULRoundTripsThroughTwoInstances() async throws {
+        try await withTestDatabase { database in
+            let servers = try Self.startInstances(2, database: database)
+            defer { servers.forEach { $0.stop() } }
+            let writer = try servers[0].connect()
+            defer { writer.close() }
+            let reader = try servers[1].connect()
+            defer { reader.close() }
+            let created = try writer.request(HTTPRequest(method: .post, target: "/v1/conversations", headers: Self.json,
+                                                         body: Array(#"{"id": "room", "title": "t\u0000itle"}"#.utf8)))
+            #expect(created.status == 201, "\(created.bodyText)")
+            let message = Array(#"{"sender": "a\u0000na", "body": "x\u0000y \ud83d\ude00 \uffff", "client_id": "k\u0000"}"#.utf8)
+            let posted = try writer.request(HTTPRequest(method: .post, target: "/v1/conversations/room/messages",
+                                                        headers: Self.json, body: message))
+            #expect(posted.status == 201, "\(posted.bodyText)")
+            let fields = Self.object(posted)
+            #expect((fields["body"] as? String).map { Array($0.utf8) } == Array("x\u{0}y 😀 \u{FFFF}".utf8))
+            #expect((fields["sender"] as? String).map { Array($0.utf8) } == Array("a\u{0}na".utf8))
+            let retry = try reader.request(HTTPRequest(method: .post, target: "/v1/conversations/room/messages",
+                                                       headers: Self.json, body: message))
+            #expect(retry.status == 200 && retry.bodyText == posted.bodyText, "\(retry.bodyText)")
+            let page = Self.object(try reader.request(HTTPRequest(method: .get, target: "/v1/conversations/room/messages")))
+            let read = (page["messages"] as? [[String: Any]])?.first ?? [:]
+            #expect((read["body"] as? String).map { Array($0.utf8) } == Array("x\u{0}y 😀 \u{FFFF}".utf8))
+            #expect((read["client_id"] as? String).map { Array($0.utf8) } == Array("k\u{0}".utf8))
+            let conversation = Self.object(try reader.request(HTTPRequest(method: .get, target: "/v1/conversations/room")))
+            #expect((conversation["title"] as? String).map { Array($0.utf8) } == Array("t\u{0}itle".utf8))
+        }
+    }
+
     /// Posters on all three instances, and a walker on each that follows the
     /// conversation with `after=` pages: ids strictly increase, no walker
     /// ever sees an id below one it saw, and at the end every walker saw

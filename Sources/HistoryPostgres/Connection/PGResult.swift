@@ -65,7 +65,10 @@ public final class PGResult {
         }
     }
 
-    /// A text value (text and binary formats carry text as the same UTF-8).
+    /// A text value (text and binary formats carry text as the same UTF-8),
+    /// or, in binary format, a `bytea` holding UTF-8 (the store's free-text
+    /// columns): its bytes as they are, a NUL included. Invalid UTF-8
+    /// would read as U+FFFD, but those columns only ever hold a String's.
     public func string(_ row: Int, _ column: Int) -> String {
         withUnsafeBytes(row, column) { String(decoding: $0, as: UTF8.self) }
     }

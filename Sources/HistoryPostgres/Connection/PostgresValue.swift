@@ -26,6 +26,10 @@ public enum PostgresValue: Sendable, Hashable {
     case bool(Bool)
     /// `bytea`, binary.
     case bytes([UInt8])
+    /// `bytea[]` (one dimension, nil elements are NULL), binary: any bytes
+    /// (a NUL too) with no escaping, where an array literal would have to
+    /// escape every byte as hex and double the size.
+    case byteaArray([[UInt8]?])
 }
 
 extension PostgresValue: ExpressibleByNilLiteral, ExpressibleByStringLiteral,
@@ -43,6 +47,7 @@ extension PostgresValue {
         static let unspecified: Oid = 0
         static let bool: Oid = 16
         static let bytea: Oid = 17
+        static let byteaArray: Oid = 1001
         static let int8: Oid = 20
         static let int2: Oid = 21
         static let int4: Oid = 23
@@ -61,7 +66,33 @@ extension PostgresValue {
         case .int32(let value): (TypeOID.int4, 1, Self.bigEndianBytes(of: value))
         case .bool(let value): (TypeOID.bool, 1, [value ? 1 : 0])
         case .bytes(let bytes): (TypeOID.bytea, 1, bytes)
+        case .byteaArray(let elements): (TypeOID.byteaArray, 1, Self.binaryArray(elements, of: TypeOID.bytea))
         }
+    }
+
+    /// PostgreSQL's binary array format (`array_recv`): dimensions (0 for
+    /// an empty array, else 1), a has-NULLs flag, the element type, the
+    /// dimension's length and lower bound (1), then each element as its
+    /// length (-1 for NULL) and bytes.
+    private static func binaryArray(_ elements: [[UInt8]?], of elementType: Oid) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(20 + elements.reduce(0) { $0 + 4 + ($1?.count ?? 0) })
+        bytes += bigEndianBytes(of: Int32(elements.isEmpty ? 0 : 1))
+        bytes += bigEndianBytes(of: Int32(elements.contains(nil) ? 1 : 0))
+        bytes += bigEndianBytes(of: elementType)
+        if !elements.isEmpty {
+            bytes += bigEndianBytes(of: Int32(clamping: elements.count))
+            bytes += bigEndianBytes(of: Int32(1))
+        }
+        for element in elements {
+            if let element {
+                bytes += bigEndianBytes(of: Int32(clamping: element.count))
+                bytes += element
+            } else {
+                bytes += bigEndianBytes(of: Int32(-1))
+            }
+        }
+        return bytes
     }
 
     private static func bigEndianBytes<T: FixedWidthInteger>(of value: T) -> [UInt8] {

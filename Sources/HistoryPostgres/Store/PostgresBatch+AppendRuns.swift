@@ -76,11 +76,11 @@ extension PostgresBatch {
         let result = try connection.execute(connection.cachedStatement(sql: Self.appendRunSQL), [
             .int64(Int64(run.count)),
             .text(PostgresArrayLiteral.int64s(run.map(\.seq))),
-            .text(PostgresArrayLiteral.texts(run.map(\.message.sender))),
-            .text(PostgresArrayLiteral.texts(run.map(\.message.body))),
+            .storedTexts(run.map(\.message.sender)),
+            .storedTexts(run.map(\.message.body)),
             .text(PostgresArrayLiteral.int64s(run.map(\.createdAt.millisecondsSinceEpoch))),
             .text(PostgresArrayLiteral.int64s(run.map(\.version))),
-            .text(PostgresArrayLiteral.texts(run.map(\.message.clientID))),
+            .storedTexts(run.map(\.message.clientID)),
             .text(PostgresArrayLiteral.int64s(run.map(\.fingerprint))),
         ])
         guard result.rowCount == run.count else {
@@ -114,7 +114,7 @@ extension PostgresBatch {
             INSERT INTO messages (conversation_seq, id, sender, body, created_at, created_version, version,
                                   client_id, client_fingerprint)
             SELECT u.seq, n.id, u.sender, u.body, u.created_at, u.version, u.version, u.client_id, u.fingerprint
-            FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::bigint[])
+            FROM unnest($2::bigint[], $3::bytea[], $4::bytea[], $5::bigint[], $6::bigint[], $7::bytea[], $8::bigint[])
                  WITH ORDINALITY AS u(seq, sender, body, created_at, version, client_id, fingerprint, ord)
             JOIN numbered AS n ON n.ord = u.ord
             RETURNING id)
@@ -142,9 +142,9 @@ extension PostgresBatch {
         let result = try connection.execute(connection.cachedStatement(sql: """
             SELECT m.conversation_seq, m.id, m.sender, m.body, m.created_at, m.edited_at, m.deleted, m.reply_to,
                    m.client_id, m.version, m.client_fingerprint
-            FROM unnest($1::bigint[], $2::text[]) AS k(seq, client_id)
+            FROM unnest($1::bigint[], $2::bytea[]) AS k(seq, client_id)
             JOIN messages AS m ON m.conversation_seq = k.seq AND m.client_id = k.client_id
-            """), [.text(PostgresArrayLiteral.int64s(seqList)), .text(PostgresArrayLiteral.texts(clientIDList))])
+            """), [.text(PostgresArrayLiteral.int64s(seqList)), .storedTexts(clientIDList)])
         for row in 0..<result.rowCount {
             let seq = result.int64(row, 0)
             guard let id = counters[seq]?.id else { continue }

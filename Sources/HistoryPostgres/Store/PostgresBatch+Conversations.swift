@@ -68,7 +68,7 @@ extension PostgresBatch {
         let result = try connection.execute(connection.cachedStatement(sql: """
             INSERT INTO conversations (id, title, created_at, activity) VALUES ($1, $2, $3, $4)
             ON CONFLICT (id) DO NOTHING RETURNING seq
-            """), [.text(id.rawValue), title.map(PostgresValue.text) ?? .null, .int64(createdAt.millisecondsSinceEpoch),
+            """), [.text(id.rawValue), .storedText(title), .int64(createdAt.millisecondsSinceEpoch),
                    .int64(activity)])
         return result.rowCount == 1 ? result.int64(0, 0) : nil
     }

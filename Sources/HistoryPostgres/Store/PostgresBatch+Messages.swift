@@ -29,8 +29,8 @@ extension PostgresBatch {
         let fingerprint = new.clientID.map { _ in StoredRows.clientFingerprint(sender: new.sender, body: new.body) }
         let createdAt = Timestamp.now()
         let result = try connection.execute(connection.cachedStatement(sql: Self.appendSQL), [
-            .int64(seq), .text(new.sender), .text(new.body), .int64(createdAt.millisecondsSinceEpoch),
-            new.replyTo.map(PostgresValue.int64) ?? .null, new.clientID.map(PostgresValue.text) ?? .null,
+            .int64(seq), .storedText(new.sender), .storedText(new.body), .int64(createdAt.millisecondsSinceEpoch),
+            new.replyTo.map(PostgresValue.int64) ?? .null, .storedText(new.clientID),
             fingerprint.map(PostgresValue.int64) ?? .null, .int64(changed.version),
         ])
         guard result.rowCount == 1 else {
@@ -72,16 +72,16 @@ extension PostgresBatch {
     static let appendSQL = """
         WITH earlier AS (
             SELECT \(messageColumns), client_fingerprint FROM messages
-            WHERE $6::text IS NOT NULL AND conversation_seq = $1::bigint AND client_id = $6::text),
+            WHERE $6::bytea IS NOT NULL AND conversation_seq = $1::bigint AND client_id = $6::bytea),
         inserted AS (
             INSERT INTO messages (conversation_seq, id, sender, body, created_at, reply_to,
                                   client_id, client_fingerprint, created_version, version)
-            SELECT $1::bigint, nextval('message_ids'), $2::text, $3::text, $4::bigint, $5::bigint,
-                   $6::text, $7::bigint, $8::bigint, $8::bigint
+            SELECT $1::bigint, nextval('message_ids'), $2::bytea, $3::bytea, $4::bigint, $5::bigint,
+                   $6::bytea, $7::bigint, $8::bigint, $8::bigint
             WHERE NOT EXISTS (SELECT 1 FROM earlier)
               AND ($5::bigint IS NULL OR EXISTS (SELECT 1 FROM messages WHERE conversation_seq = $1::bigint AND id = $5::bigint))
             RETURNING id)
-        SELECT 0, id, NULL::text, NULL::text, NULL::bigint, NULL::bigint, NULL::boolean, NULL::bigint, NULL::text,
+        SELECT 0, id, NULL::bytea, NULL::bytea, NULL::bigint, NULL::bigint, NULL::boolean, NULL::bigint, NULL::bytea,
                NULL::bigint, NULL::bigint FROM inserted
         UNION ALL
         SELECT 1, \(messageColumns), client_fingerprint FROM earlier
@@ -103,7 +103,7 @@ extension PostgresBatch {
         let editedAt = Timestamp.now()
         try connection.execute(connection.cachedStatement(sql: """
             UPDATE messages SET body = $1, edited_at = $2, version = $3 WHERE conversation_seq = $4 AND id = $5
-            """), [.text(body), .int64(editedAt.millisecondsSinceEpoch), .int64(changed.version), .int64(found.seq),
+            """), [.storedText(body), .int64(editedAt.millisecondsSinceEpoch), .int64(changed.version), .int64(found.seq),
                    .int64(messageID)])
         touch(changed)
         changedIDs[found.seq, default: []].append(messageID)

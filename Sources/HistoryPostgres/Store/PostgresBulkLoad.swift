@@ -81,7 +81,7 @@ struct PostgresBulkLoad {
             INSERT INTO messages (conversation_seq, id, sender, body, created_at, reply_to,
                                   client_id, client_fingerprint, created_version, version)
             SELECT $1, u.id, u.sender, u.body, $2, u.reply_to, u.client_id, u.fingerprint, u.version, u.version
-            FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[], $9::bigint[])
+            FROM unnest($3::bigint[], $4::bytea[], $5::bytea[], $6::bigint[], $7::bytea[], $8::bigint[], $9::bigint[])
                  AS u(id, sender, body, reply_to, client_id, fingerprint, version)
             """)
         for start in stride(from: 0, to: messages.count, by: Self.rowsPerStatement) {
@@ -90,10 +90,10 @@ struct PostgresBulkLoad {
             try connection.execute(insert, [
                 .int64(seq), .int64(createdAt),
                 .text(PostgresArrayLiteral.int64s(Array(taken[range]))),
-                .text(PostgresArrayLiteral.texts(chunk.map(\.sender))),
-                .text(PostgresArrayLiteral.texts(chunk.map(\.body))),
+                .storedTexts(chunk.map(\.sender)),
+                .storedTexts(chunk.map(\.body)),
                 .text(PostgresArrayLiteral.int64s(chunk.map(\.replyTo))),
-                .text(PostgresArrayLiteral.texts(chunk.map(\.clientID))),
+                .storedTexts(chunk.map(\.clientID)),
                 .text(PostgresArrayLiteral.int64s(chunk.map { new in
                     new.clientID == nil ? nil : StoredRows.clientFingerprint(sender: new.sender, body: new.body)
                 })),
@@ -132,8 +132,8 @@ struct PostgresBulkLoad {
         var used = Set<String>()
         if !clientIDs.isEmpty {
             let found = try connection.execute(connection.cachedStatement(sql: """
-                SELECT client_id FROM messages WHERE conversation_seq = $1 AND client_id = ANY($2::text[])
-                """), [.int64(seq), .text(PostgresArrayLiteral.texts(clientIDs))])
+                SELECT client_id FROM messages WHERE conversation_seq = $1 AND client_id = ANY($2::bytea[])
+                """), [.int64(seq), .storedTexts(clientIDs)])
             used = Set((0..<found.rowCount).map { found.string($0, 0) })
         }
         let targets = messages.compactMap(\.replyTo)

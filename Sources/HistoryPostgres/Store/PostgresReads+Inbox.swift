@@ -57,10 +57,12 @@ extension PostgresReads {
         /// conversation (0...6), its id and activity (7, 8), the member's
         /// role, marker and activity (9...11), the newest message (12...20,
         /// one primary-key lookup) and the bounded unread scan (21, 22),
-        /// counting up to `$3` (`PostgresUnread.scanLimit`). Driven by the
-        /// seqs (`conversations_pkey`), each membership a probe of its
-        /// primary key (a `LIMIT 1` lateral subquery, so PostgreSQL cannot
-        /// instead read all of a user's memberships and join them).
+        /// counting up to `$3` (`PostgresUnread.scanLimit`); `$4` is `$1`'s
+        /// UTF-8 bytes, which the scan compares to `sender` (a `bytea`).
+        /// Driven by the seqs (`conversations_pkey`), each membership a
+        /// probe of its primary key (a `LIMIT 1` lateral subquery, so
+        /// PostgreSQL cannot instead read all of a user's memberships and
+        /// join them).
         package static let rows = """
             SELECT \(PostgresRows.conversationColumns("c")), c.id, c.activity,
                    m.role, m.last_read_id, m.activity,
@@ -75,7 +77,7 @@ extension PostgresReads {
                 SELECT \(PostgresRows.messageColumns("messages")) FROM messages
                 WHERE conversation_seq = c.seq AND id = c.newest_id LIMIT 1
             ) AS last ON true
-            CROSS JOIN LATERAL (\(PostgresUnread.scan(seq: "c.seq", lastReadID: "m.last_read_id", user: "$1::text", limit: "$3::bigint"))) AS unread
+            CROSS JOIN LATERAL (\(PostgresUnread.scan(seq: "c.seq", lastReadID: "m.last_read_id", user: "$4::bytea", limit: "$3::bigint"))) AS unread
             WHERE c.seq = ANY ($2::bigint[])
             """
 
@@ -311,7 +313,8 @@ extension PostgresReads {
     private func inboxRows(of user: UserID, seqs: [Int64]) throws(StoreError) -> [Int64: InboxRow] {
         guard !seqs.isEmpty else { return [:] }
         let array = "{" + seqs.map(String.init).joined(separator: ",") + "}"
-        let result = try run(InboxSQL.rows, [.text(user.rawValue), .text(array), .int64(Int64(PostgresUnread.scanLimit))])
+        let result = try run(InboxSQL.rows, [.text(user.rawValue), .text(array), .int64(Int64(PostgresUnread.scanLimit)),
+                                               .storedText(user.rawValue)])
         var rows: [Int64: InboxRow] = [:]
         rows.reserveCapacity(result.rowCount)
         for row in 0..<result.rowCount {

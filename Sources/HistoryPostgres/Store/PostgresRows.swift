@@ -4,8 +4,9 @@ import HistoryStore
 /// becomes a value: one place, so every statement decodes the same columns
 /// the same way (the PostgreSQL side of SQLite's `StoredRows`).
 ///
-/// Rows come in PostgreSQL's binary format: integers as 8 bytes, text as
-/// its UTF-8 bytes, copied straight from libpq's buffer into `MessageRows`.
+/// Rows come in PostgreSQL's binary format: integers as 8 bytes, text and
+/// the `bytea` free-text columns (0003_text_bytes) as their UTF-8 bytes,
+/// copied straight from libpq's buffer into `MessageRows`.
 enum PostgresRows {
     /// A message's columns (9), from the table or subquery named `alias`.
     static func messageColumns(_ alias: String) -> String {

@@ -18,7 +18,9 @@ package enum PostgresUnread {
     /// `scanLimit` when run) and `first_unread` (the lowest unread id), for
     /// the conversation `seq`, the marker `lastReadID` (NULL: nothing read)
     /// and the member `user`, each an SQL expression: the one definition of
-    /// "unread" both `sql` and the inbox rows use.
+    /// "unread" both `sql` and the inbox rows use. `user` is a `bytea` of
+    /// the user id's UTF-8 bytes, as `sender` is stored (0003_text_bytes):
+    /// bytes compared to bytes, no conversion per row scanned.
     ///
     /// `limit` is a statement parameter, not a constant, on purpose: for a
     /// prepared statement's generic plan PostgreSQL cannot know how many
@@ -39,7 +41,7 @@ package enum PostgresUnread {
     /// The scan as one statement: its own snapshot, one round trip. Typed
     /// parameters, so the binary integers the connection sends always
     /// match what the prepared statement expects.
-    package static let sql = scan(seq: "$1::bigint", lastReadID: "$2::bigint", user: "$3::text", limit: "$4::bigint")
+    package static let sql = scan(seq: "$1::bigint", lastReadID: "$2::bigint", user: "$3::bytea", limit: "$4::bigint")
 
     /// The unread state of `user` in the conversation `seq` whose marker is
     /// `lastReadID` (nil: nothing read yet, everything is above it).
@@ -49,7 +51,7 @@ package enum PostgresUnread {
                               lastReadID: Int64?) throws(StoreError) -> (firstUnreadID: Int64?, count: Int, capped: Bool) {
         let result = try pgRead { () throws(PostgresError) in
             try connection.execute(connection.cachedStatement(sql: sql),
-                                   [.int64(seq), lastReadID.map(PostgresValue.int64) ?? .null, .text(user.rawValue),
+                                   [.int64(seq), lastReadID.map(PostgresValue.int64) ?? .null, .storedText(user.rawValue),
                                     .int64(Int64(scanLimit))])
         }
         return counted(result, row: 0, at: 0)
