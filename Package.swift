@@ -104,7 +104,7 @@ let package = Package(
         .executableTarget(
             name: "HistoryStoreBench",
             dependencies: [
-                "HistoryStore", "ToolSupport",
+                "HistoryStore", "HistoryPostgres", "ToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings

@@ -63,7 +63,11 @@ do {
         writeLine("history-server: error: \(error.message)", to: STDERR_FILENO)
         exit(2)
     case .store(let error):
-        writeLine("history-server: error: cannot open the database \(configuration.displayedDatabase): \(error)", to: STDERR_FILENO)
+        // libpq's messages span lines ("... failed: ...\n\tIs the server
+        // running ...?"): one line, like every other start-up error.
+        let reason = "\(error)".split(whereSeparator: \.isNewline)
+            .map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: " ")
+        writeLine("history-server: error: cannot open the database \(configuration.displayedDatabase): \(reason)", to: STDERR_FILENO)
         exit(1)
     }
 }

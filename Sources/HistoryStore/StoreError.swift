@@ -29,14 +29,14 @@ public enum StoreError: Error, Hashable, Sendable {
     /// that kind can be until an operator moves the data. Storage-full, not
     /// a SQLite failure: the transaction around it is intact.
     case idSpaceExhausted(String)
+    /// The database cannot be reached now (a PostgreSQL server that is
+    /// down, restarting or refusing connections, a connection lost mid-way):
+    /// transient, the same request may succeed once it is back. Nothing
+    /// was applied, except for a write whose COMMIT was in flight when the
+    /// connection broke (its `client_id` makes the retry safe).
+    case unavailable(reason: String)
     /// The schema cannot be used: newer than this code, or a migration changed after it was applied.
     case migration(reason: String)
-    /// The database cannot be reached now (a PostgreSQL server restarting,
-    /// a connection lost, contention that outlasted the retries): nothing
-    /// the operation wrote was committed, or, for a write whose COMMIT was
-    /// cut off, its outcome is unknown (an append with a `client_id` can
-    /// be retried safely). Worth trying again later; not a bug.
-    case unavailable(reason: String)
     /// The store was closed; nothing more is accepted.
     case closed
 
@@ -68,8 +68,8 @@ extension StoreError: CustomStringConvertible {
         case .invalid(let field, let reason): "\(field): \(reason)"
         case .storage(let code, let message): "\(message) (SQLite result code \(code))"
         case .idSpaceExhausted(let message): message
+        case .unavailable(let message): "the database is unavailable: \(message)"
         case .migration(let reason): "migrations: \(reason)"
-        case .unavailable(let reason): "the database is unavailable: \(reason)"
         case .closed: "the store is closed"
         }
     }

@@ -12,7 +12,7 @@ struct HistoryStoreBench: AsyncParsableCommand {
         discussion: """
             Run in release: swift run -c release history-store-bench --messages 1000000
             """,
-        subcommands: [PageAndAppendBenchmark.self, CrashChild.self],
+        subcommands: [PageAndAppendBenchmark.self, PostgresAppendBenchmark.self, CrashChild.self],
         defaultSubcommand: PageAndAppendBenchmark.self
     )
 }

@@ -67,6 +67,50 @@ struct PostgresReadsFixture {
         return (0..<result.rowCount).map { result.int64($0, 0) }
     }
 
+    /// `count` conversations `<prefix>1`, `<prefix>2`, ... at once, each
+    /// with `users` as members and, when `messages`, `messagesEach`
+    /// messages (from "ann"); every one takes its own activity value, in
+    /// seq order.
+    /// Returns their seqs ascending.
+    @discardableResult
+    func bulkConversations(_ prefix: String, count: Int, users: [String], messages: Bool,
+                           messagesEach: Int = 3) throws -> [Int64] {
+        let made = try connection.query("""
+            INSERT INTO conversations (id, created_at) SELECT $1 || n, 1000 FROM generate_series(1, $2::bigint) AS n
+            RETURNING seq
+            """, [.text(prefix), .int64(Int64(count))])
+        let seqs = (0..<made.rowCount).map { made.int64($0, 0) }.sorted()
+        let array = PostgresValue.text("{" + seqs.map(String.init).joined(separator: ",") + "}")
+        let usersArray = PostgresValue.text("{" + users.joined(separator: ",") + "}")
+        try connection.query("""
+            INSERT INTO members (conversation_seq, user_id, role, joined_at)
+            SELECT seq, user_id, 'member', 1500 FROM unnest($1::bigint[]) AS seq, unnest($2::text[]) AS user_id
+            """, [array, usersArray])
+        if messages {
+            try connection.query("""
+                INSERT INTO messages (conversation_seq, id, sender, body, created_at, created_version, version)
+                SELECT seq, nextval('message_ids'), 'ann', 'hello ' || seq, 2000, n, n
+                FROM (SELECT seq, n FROM unnest($1::bigint[]) AS seq, generate_series(1, $2::bigint) AS n ORDER BY seq, n) AS ordered
+                """, [array, .int64(Int64(messagesEach))])
+            try connection.query("""
+                UPDATE conversations SET message_count = counted.n, version = counted.n, oldest_id = counted.oldest,
+                       newest_id = counted.newest
+                FROM (SELECT conversation_seq, count(*) AS n, min(id) AS oldest, max(id) AS newest FROM messages
+                      WHERE conversation_seq = ANY ($1::bigint[]) GROUP BY conversation_seq) AS counted
+                WHERE counted.conversation_seq = conversations.seq
+                """, [array])
+        }
+        try connection.query("""
+            WITH counter AS (SELECT value FROM activity_counter WHERE id = 1),
+            numbered AS (SELECT seq, row_number() OVER (ORDER BY seq) AS n FROM unnest($1::bigint[]) AS seq),
+            changed AS (
+                UPDATE conversations SET activity = counter.value + numbered.n FROM numbered, counter
+                WHERE conversations.seq = numbered.seq RETURNING conversations.activity)
+            UPDATE activity_counter SET value = (SELECT max(activity) FROM changed) WHERE id = 1
+            """, [array])
+        return seqs
+    }
+
     func edit(_ seq: Int64, _ id: Int64, body: String, at editedAt: Int64 = 3_000) throws {
         let activity = try takeActivity()
         try connection.query("""

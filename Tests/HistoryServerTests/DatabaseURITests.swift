@@ -34,6 +34,17 @@ struct DatabaseURITests {
         #expect(configuration.displayedDatabase == shown)
     }
 
+    /// A database that cannot be reached is one readable line, status 1,
+    /// and no password.
+    @Test func anUnreachableDatabaseExitsOneWithOneLine() throws {
+        let result = try ServerProcess.run(["--port", "0", "--database", "postgresql://app:s3cret@/history?host=/nonexistent",
+                                            "--access-log", "off"])
+        #expect(result.status == 1)
+        #expect(result.stderr.hasPrefix("history-server: error: cannot open the database postgresql://app:***@/history?host=/nonexistent: the database is unavailable: "), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(!result.stderr.contains("s3cret"))
+    }
+
     @Test func helpSaysBoth() throws {
         let result = try ServerProcess.run(["--help"])
         #expect(result.stdout.contains("postgres://"))

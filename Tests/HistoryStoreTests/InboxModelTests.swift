@@ -6,7 +6,7 @@ import Testing
 /// random posts, bulk loads, edits, deletes, marker moves, joins and leaves
 /// from several users, with every user's inbox walked page by page and
 /// every user feed read after each round. Seeded: a failure replays.
-@Suite("Inbox against a model")
+@Suite("Inbox against a model", .postgresCluster)
 struct InboxModelTests {
     struct ModelMessage {
         var id: Int64
@@ -84,9 +84,9 @@ struct InboxModelTests {
 
     static let users = ["ana", "bob", "cy", "dee", "big"]
 
-    @Test(arguments: [UInt64(13), 2026])
-    func randomOperationsMatchTheModel(seed: UInt64) async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: [UInt64(13), 2026], StoreBackend.allCases)
+    func randomOperationsMatchTheModel(seed: UInt64, backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             var random = SplitMix64(seed: seed)
             var model = Model()
             var shared: [String] = []
@@ -131,7 +131,7 @@ struct InboxModelTests {
                 case 35..<37:
                     let count = Int.random(in: 400...1100, using: &random)
                     let sender = Int.random(in: 0..<3, using: &random) == 0 ? user : "seed"
-                    let ids = try #require(try store.bulkAppend((0..<count).map { NewMessage(sender: sender, body: "bulk \($0)") }, to: cid(name)))
+                    let ids = try #require(try store.bulkLoad((0..<count).map { NewMessage(sender: sender, body: "bulk \($0)") }, to: cid(name)))
                     for (offset, id) in ids.enumerated() {
                         model.conversations[name]!.messages.append(ModelMessage(id: id, sender: sender, body: "bulk \(offset)"))
                     }
@@ -221,7 +221,7 @@ struct InboxModelTests {
     /// model's; its feed since the last check names exactly the
     /// conversations the model changed for it, as rows equal to the
     /// inbox's or as removals.
-    private func check(_ store: SQLiteHistoryStore, model: inout Model, since: inout [String: Int64],
+    private func check(_ store: any HistoryStore, model: inout Model, since: inout [String: Int64],
                        random: inout SplitMix64, step: Int) throws {
         for user in Self.users {
             let rows = try store.wholeInbox(of: user, limit: Int.random(in: 1...9, using: &random))

@@ -4,10 +4,10 @@ import HistoryTestSupport
 import Testing
 @testable import HistoryStore
 
-@Suite("Opening and closing")
+@Suite("Opening and closing", .postgresCluster)
 struct LifecycleTests {
-    @Test func closeIsIdempotentAndLaterCallsFailClosed() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func closeIsIdempotentAndLaterCallsFailClosed(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             store.close()
             store.close()
@@ -19,7 +19,7 @@ struct LifecycleTests {
             #expect(throws: StoreError.closed) { try store.page(of: cid("c"), PageQuery()) }
             #expect(throws: StoreError.closed) { try store.changes(in: cid("c"), ChangeQuery(since: 0)) }
             #expect(throws: StoreError.closed) { try store.message(1, in: cid("c")) }
-            #expect(throws: StoreError.closed) { try store.bulkAppend([NewMessage(sender: "s", body: "b")], to: cid("c")) }
+            #expect(throws: StoreError.closed) { try store.bulkLoad([NewMessage(sender: "s", body: "b")], to: cid("c")) }
         }
     }
 
@@ -44,8 +44,8 @@ struct LifecycleTests {
         }
     }
 
-    @Test func closingFromACompletionHandlerDoesNotDeadlock() async throws {
-        try await withTemporaryStore { store in
+    @Test(arguments: StoreBackend.allCases) func closingFromACompletionHandlerDoesNotDeadlock(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
             try await store.make("c")
             let closed = DispatchSemaphore(value: 0)
             store.append(NewMessage(sender: "s", body: "last words"), to: cid("c")) { _ in

@@ -67,8 +67,8 @@ struct RouteEnvironment: Sendable {
             logger.error("storage failure on \(request.http.method) \(request.http.target): SQLite \(code): \(message)")
         case .migration(let reason):
             logger.error("schema problem: \(reason)")
-        case .unavailable(let reason):
-            logger.warning("store unavailable on \(request.http.method) \(request.http.target): \(reason)")
+        case .unavailable(let message):
+            logger.warning("store unavailable on \(request.http.method) \(request.http.target): \(message)")
         default:
             break
         }

@@ -67,7 +67,7 @@ public final class PGResult {
 
     /// A text value (text and binary formats carry text as the same UTF-8).
     public func string(_ row: Int, _ column: Int) -> String {
-        String(decoding: bytes(row, column), as: UTF8.self)
+        withUnsafeBytes(row, column) { String(decoding: $0, as: UTF8.self) }
     }
 
     public func optionalString(_ row: Int, _ column: Int) -> String? {
@@ -76,19 +76,22 @@ public final class PGResult {
 
     /// An integer column (`bigint`, `integer`, `smallint`).
     /// Reading another type is a bug in the caller's SQL, and traps.
+    /// Read in place from libpq's buffer: no array per value (a page reads
+    /// a dozen integers a row).
     public func int64(_ row: Int, _ column: Int) -> Int64 {
-        let bytes = bytes(row, column)
-        guard isBinary(column) else {
-            guard let value = Int64(String(decoding: bytes, as: UTF8.self)) else {
-                preconditionFailure("column \(columnName(column)) holds \(String(decoding: bytes, as: UTF8.self)), not an integer")
+        withUnsafeBytes(row, column) { bytes in
+            guard isBinary(column) else {
+                guard let value = Int64(String(decoding: bytes, as: UTF8.self)) else {
+                    preconditionFailure("column \(columnName(column)) holds \(String(decoding: bytes, as: UTF8.self)), not an integer")
+                }
+                return value
             }
-            return value
-        }
-        switch PQftype(handle, Int32(column)) {
-        case PostgresValue.TypeOID.int8 where bytes.count == 8: return Self.bigEndian(bytes, as: Int64.self)
-        case PostgresValue.TypeOID.int4 where bytes.count == 4: return Int64(Self.bigEndian(bytes, as: Int32.self))
-        case PostgresValue.TypeOID.int2 where bytes.count == 2: return Int64(Self.bigEndian(bytes, as: Int16.self))
-        case let type: preconditionFailure("column \(columnName(column)) has type OID \(type), not an integer")
+            switch PQftype(handle, Int32(column)) {
+            case PostgresValue.TypeOID.int8 where bytes.count == 8: return Self.bigEndian(bytes, as: Int64.self)
+            case PostgresValue.TypeOID.int4 where bytes.count == 4: return Int64(Self.bigEndian(bytes, as: Int32.self))
+            case PostgresValue.TypeOID.int2 where bytes.count == 2: return Int64(Self.bigEndian(bytes, as: Int16.self))
+            case let type: preconditionFailure("column \(columnName(column)) has type OID \(type), not an integer")
+            }
         }
     }
 
@@ -98,15 +101,16 @@ public final class PGResult {
 
     /// A `boolean` column.
     public func bool(_ row: Int, _ column: Int) -> Bool {
-        let bytes = bytes(row, column)
-        return isBinary(column) ? bytes.first == 1 : bytes.first == UInt8(ascii: "t")
+        withUnsafeBytes(row, column) { bytes in
+            isBinary(column) ? bytes.first == 1 : bytes.first == UInt8(ascii: "t")
+        }
     }
 
     private func isBinary(_ column: Int) -> Bool {
         PQfformat(handle, Int32(column)) == 1
     }
 
-    private static func bigEndian<T: FixedWidthInteger>(_ bytes: [UInt8], as type: T.Type) -> T {
+    private static func bigEndian<T: FixedWidthInteger>(_ bytes: UnsafeBufferPointer<UInt8>, as type: T.Type) -> T {
         var value: T = 0
         for byte in bytes { value = value << 8 | T(truncatingIfNeeded: byte) }
         return value

@@ -21,26 +21,12 @@ extension PostgresBatch {
         }
         let title = title?.isEmpty == false ? title : nil
         let createdAt = Timestamp.now()
-        var inserted: (seq: Int64, id: ConversationID)?
-        if let id {
-            // Locked or created by this batch already: it exists.
-            guard seqs[id.rawValue] == nil else { return .failure(.conversationExists(id)) }
-            inserted = try insertConversation(id: id, title: title, createdAt: createdAt, activity: activity).map { ($0, id) }
-            guard inserted != nil else { return .failure(.conversationExists(id)) }
-        } else {
-            for _ in 0..<8 {
-                let generated = ConversationID.generated()
-                guard seqs[generated.rawValue] == nil else { continue }
-                if let seq = try insertConversation(id: generated, title: title, createdAt: createdAt, activity: activity) {
-                    inserted = (seq, generated)
-                    break
-                }
-            }
-            guard inserted != nil else {
-                return .failure(.storageFailure("PostgreSQL: could not generate an unused conversation id"))
-            }
+        let seq: Int64
+        let conversationID: ConversationID
+        switch try insertConversation(id: id, title: title, createdAt: createdAt, activity: activity) {
+        case .success(let inserted): (seq, conversationID) = inserted
+        case .failure(let error): return .failure(error)
         }
-        guard let (seq, conversationID) = inserted else { return .failure(.storageFailure("unreachable")) }
         if let owner {
             try insertMember(Member(userID: owner, role: .owner, joinedAt: createdAt), seq: seq, activity: activity)
             inboxUsers.insert(owner.rawValue)
@@ -53,10 +39,32 @@ extension PostgresBatch {
                                      oldestID: nil, newestID: nil, version: 0))
     }
 
-    /// The new row's seq; nil when the id is taken (by a committed row, or
-    /// by another instance's transaction that committed while this waited).
-    private func insertConversation(id: ConversationID, title: String?, createdAt: Timestamp,
-                                    activity: Int64) throws(PostgresError) -> Int64? {
+    /// The new row, under `id` or a generated id when nil; a given id
+    /// already taken (by this batch, a committed row, or another
+    /// instance's transaction that committed while this one waited) is
+    /// `.conversationExists`.
+    private func insertConversation(id: ConversationID?, title: String?, createdAt: Timestamp, activity: Int64)
+        throws(PostgresError) -> Result<(seq: Int64, id: ConversationID), StoreError> {
+        if let id {
+            guard seqs[id.rawValue] == nil,
+                  let seq = try insertRow(id: id, title: title, createdAt: createdAt, activity: activity) else {
+                return .failure(.conversationExists(id))
+            }
+            return .success((seq, id))
+        }
+        for _ in 0..<8 {
+            let generated = ConversationID.generated()
+            guard seqs[generated.rawValue] == nil else { continue }
+            if let seq = try insertRow(id: generated, title: title, createdAt: createdAt, activity: activity) {
+                return .success((seq, generated))
+            }
+        }
+        return .failure(.storageFailure("PostgreSQL: could not generate an unused conversation id"))
+    }
+
+    /// The new row's seq; nil when the id is taken.
+    private func insertRow(id: ConversationID, title: String?, createdAt: Timestamp,
+                           activity: Int64) throws(PostgresError) -> Int64? {
         let result = try connection.execute(connection.cachedStatement(sql: """
             INSERT INTO conversations (id, title, created_at, activity) VALUES ($1, $2, $3, $4)
             ON CONFLICT (id) DO NOTHING RETURNING seq

@@ -8,58 +8,50 @@ extension PostgresBatch {
     /// Columns 0...8 of a message row, as `message(_:row:in:)` reads them.
     static let messageColumns = "id, sender, body, created_at, edited_at, deleted, reply_to, client_id, version"
 
-    static func message(_ result: PGResult, row: Int, in conversation: ConversationID) -> Message {
-        Message(id: result.int64(row, 0), conversationID: conversation, sender: result.string(row, 1),
-                body: result.string(row, 2), createdAt: Timestamp(millisecondsSinceEpoch: result.int64(row, 3)),
-                editedAt: result.optionalInt64(row, 4).map(Timestamp.init(millisecondsSinceEpoch:)),
-                deleted: result.bool(row, 5), replyTo: result.optionalInt64(row, 6),
-                clientID: result.optionalString(row, 7), version: result.int64(row, 8))
+    static func message(_ result: PGResult, row: Int, in conversation: ConversationID, from first: Int = 0) -> Message {
+        Message(id: result.int64(row, first), conversationID: conversation, sender: result.string(row, first + 1),
+                body: result.string(row, first + 2), createdAt: Timestamp(millisecondsSinceEpoch: result.int64(row, first + 3)),
+                editedAt: result.optionalInt64(row, first + 4).map(Timestamp.init(millisecondsSinceEpoch:)),
+                deleted: result.bool(row, first + 5), replyTo: result.optionalInt64(row, first + 6),
+                clientID: result.optionalString(row, first + 7), version: result.int64(row, first + 8))
     }
 
+    /// One round trip whatever the message carries: the `client_id`
+    /// lookup, the reply target's check and the INSERT are one statement
+    /// (`appendSQL`), which inserts only when both checks pass. The
+    /// conversation is locked, so an append with the same `client_id`
+    /// through another instance committed before (and is seen here) or
+    /// waits for this batch: the unique index is never what refuses it.
     func append(_ new: NewMessage, to conversation: ConversationID) throws(PostgresError) -> Result<AppendOutcome, StoreError> {
         guard let seq = try seq(of: conversation) else { return .failure(.conversationNotFound(conversation)) }
-        var fingerprint: Int64?
-        if let clientID = new.clientID {
-            let posted = StoredRows.clientFingerprint(sender: new.sender, body: new.body)
-            fingerprint = posted
-            // The conversation is locked: an append with this client_id
-            // through another instance committed before (and is seen
-            // here) or waits for this batch.
-            let earlier = try connection.execute(connection.cachedStatement(sql: """
-                SELECT \(Self.messageColumns), client_fingerprint FROM messages
-                WHERE conversation_seq = $1 AND client_id = $2
-                """), [.int64(seq), .text(clientID)])
-            if earlier.rowCount == 1 {
-                let message = Self.message(earlier, row: 0, in: conversation)
-                // A tombstone keeps no fingerprint of the text it erased and
-                // answers every retry the same, whatever body it carries.
-                guard message.deleted || earlier.optionalInt64(0, 9) == posted else {
-                    return .failure(.clientIDConflict(clientID: clientID))
-                }
-                return .success(.existing(message))
-            }
-        }
-        if let replyTo = new.replyTo, try !exists(seq: seq, id: replyTo) {
-            return .failure(.replyTargetNotFound(messageID: replyTo))
-        }
         guard var changed = counters[seq] else { return .failure(Self.vanished(conversation)) }
         if let error = changed.advanceVersion() ?? changed.checkRoomForAppend() { return .failure(error) }
+        let fingerprint = new.clientID.map { _ in StoredRows.clientFingerprint(sender: new.sender, body: new.body) }
+        let createdAt = Timestamp.now()
+        let result = try connection.execute(connection.cachedStatement(sql: Self.appendSQL), [
+            .int64(seq), .text(new.sender), .text(new.body), .int64(createdAt.millisecondsSinceEpoch),
+            new.replyTo.map(PostgresValue.int64) ?? .null, new.clientID.map(PostgresValue.text) ?? .null,
+            fingerprint.map(PostgresValue.int64) ?? .null, .int64(changed.version),
+        ])
+        guard result.rowCount == 1 else {
+            // Neither stored nor found by client_id: the reply target is missing.
+            return .failure(.replyTargetNotFound(messageID: new.replyTo ?? 0))
+        }
+        if result.int64(0, 0) == 1, let clientID = new.clientID {
+            let message = Self.message(result, row: 0, in: conversation, from: 1)
+            // A tombstone keeps no fingerprint of the text it erased and
+            // answers every retry the same, whatever body it carries.
+            guard message.deleted || result.optionalInt64(0, 10) == fingerprint else {
+                return .failure(.clientIDConflict(clientID: clientID))
+            }
+            return .success(.existing(message))
+        }
         switch takeActivity() {
         case .success(let value): changed.activity = value
         case .failure(let error): return .failure(error)
         }
-        let createdAt = Timestamp.now()
-        // The id is taken while the conversation is locked, so ids of one
-        // conversation become visible in increasing order.
-        let inserted = try connection.execute(connection.cachedStatement(sql: """
-            INSERT INTO messages (conversation_seq, id, sender, body, created_at, reply_to,
-                                  client_id, client_fingerprint, created_version, version)
-            VALUES ($1, nextval('message_ids'), $2, $3, $4, $5, $6, $7, $8, $8)
-            RETURNING id
-            """), [.int64(seq), .text(new.sender), .text(new.body), .int64(createdAt.millisecondsSinceEpoch),
-                   new.replyTo.map(PostgresValue.int64) ?? .null, new.clientID.map(PostgresValue.text) ?? .null,
-                   fingerprint.map(PostgresValue.int64) ?? .null, .int64(changed.version)])
-        let id = inserted.int64(0, 0)
+        let id = result.int64(0, 1)
+        if let clientID = new.clientID { appendedClientIDs[seq, default: []].insert(clientID) }
         changed.appended += 1
         changed.firstAppendedID = changed.firstAppendedID ?? id
         changed.lastAppendedID = id
@@ -69,6 +61,31 @@ extension PostgresBatch {
                                          createdAt: createdAt, editedAt: nil, deleted: false, replyTo: new.replyTo,
                                          clientID: new.clientID, version: changed.version)))
     }
+
+    /// `$1` seq, `$2` sender, `$3` body, `$4` created_at, `$5` reply_to,
+    /// `$6` client_id, `$7` its fingerprint, `$8` the new version. One row:
+    /// kind 0 and the new id (nextval taken under the conversation's lock,
+    /// so ids of one conversation become visible in increasing order), or
+    /// kind 1 and the earlier message with this client_id
+    /// (`messageColumns`, then its fingerprint); no row when the reply
+    /// target is missing.
+    static let appendSQL = """
+        WITH earlier AS (
+            SELECT \(messageColumns), client_fingerprint FROM messages
+            WHERE $6::text IS NOT NULL AND conversation_seq = $1::bigint AND client_id = $6::text),
+        inserted AS (
+            INSERT INTO messages (conversation_seq, id, sender, body, created_at, reply_to,
+                                  client_id, client_fingerprint, created_version, version)
+            SELECT $1::bigint, nextval('message_ids'), $2::text, $3::text, $4::bigint, $5::bigint,
+                   $6::text, $7::bigint, $8::bigint, $8::bigint
+            WHERE NOT EXISTS (SELECT 1 FROM earlier)
+              AND ($5::bigint IS NULL OR EXISTS (SELECT 1 FROM messages WHERE conversation_seq = $1::bigint AND id = $5::bigint))
+            RETURNING id)
+        SELECT 0, id, NULL::text, NULL::text, NULL::bigint, NULL::bigint, NULL::boolean, NULL::bigint, NULL::text,
+               NULL::bigint, NULL::bigint FROM inserted
+        UNION ALL
+        SELECT 1, \(messageColumns), client_fingerprint FROM earlier
+        """
 
     func edit(messageID: Int64, in conversation: ConversationID, body: String) throws(PostgresError) -> Result<Message, StoreError> {
         let found: (seq: Int64, message: Message)
@@ -90,6 +107,7 @@ extension PostgresBatch {
                    .int64(messageID)])
         touch(changed)
         changedIDs[found.seq, default: []].append(messageID)
+        storedClientIDs[found.seq] = nil
         var edited = found.message
         edited.body = body
         edited.editedAt = editedAt
@@ -120,6 +138,7 @@ extension PostgresBatch {
             """), [.int64(changed.version), .int64(found.seq), .int64(messageID)])
         touch(changed)
         changedIDs[found.seq, default: []].append(messageID)
+        storedClientIDs[found.seq] = nil
         var tombstone = found.message
         tombstone.body = ""
         tombstone.deleted = true
@@ -137,12 +156,6 @@ extension PostgresBatch {
             """), [.int64(seq), .int64(messageID)])
         guard result.rowCount == 1 else { return .failure(.messageNotFound(conversation, messageID: messageID)) }
         return .success((seq, Self.message(result, row: 0, in: conversation)))
-    }
-
-    func exists(seq: Int64, id: Int64) throws(PostgresError) -> Bool {
-        try connection.execute(connection.cachedStatement(sql: """
-            SELECT 1 FROM messages WHERE conversation_seq = $1 AND id = $2
-            """), [.int64(seq), .int64(id)]).rowCount == 1
     }
 
     /// A locked conversation without its counters: cannot happen (both are

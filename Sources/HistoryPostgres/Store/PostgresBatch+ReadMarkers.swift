@@ -33,21 +33,12 @@ extension PostgresBatch {
                 inboxUsers.insert(user.rawValue)
             }
         }
-        let unread = try connection.execute(connection.cachedStatement(sql: PendingUnreadSQL.sql),
-                                            [.int64(seq), .int64(marker ?? 0), .text(user.rawValue)])
-        let count = unread.rowCount == 0 ? 0 : Int(unread.int64(0, 0))
-        return .success(ReadState(lastReadID: marker, firstUnreadID: unread.rowCount == 0 ? nil : unread.optionalInt64(0, 1),
-                                  unreadCount: min(count, ReadState.unreadCap), unreadCapped: count > ReadState.unreadCap))
+        do throws(StoreError) {
+            return .success(try PostgresUnread.readState(connection, seq: seq, user: user, lastReadID: marker))
+        } catch {
+            // A failed statement: the transaction is aborted, the batch fails.
+            throw PostgresError(kind: connection.isBroken ? .connectionLost : .other, message: error.description)
+        }
     }
 }
 
-/// The reads' unread scan (PostgresUnread.sql on branch pg-reads) until
-/// that branch is merged here.
-private enum PendingUnreadSQL {
-    static let sql = """
-        SELECT count(*), min(id) FROM (
-            SELECT id FROM messages
-            WHERE conversation_seq = $1::bigint AND id > $2::bigint AND NOT deleted AND sender <> $3::text
-            ORDER BY id LIMIT \(ReadState.unreadCap + 1)) AS unread
-        """
-}

@@ -101,6 +101,14 @@ final class PostgresBatch {
     var changedIDs: [Int64: [Int64]] = [:]
     /// Users whose marker or membership changed.
     var inboxUsers: Set<String> = []
+    /// Plain appends waiting to be written with one statement (`flushAppends`).
+    var bufferedAppends: [BufferedAppend] = []
+    /// The stored messages the batch's `client_id`s name, read once under
+    /// the locks (`prefetchClientIDs`), by seq then client_id; a seq is a
+    /// key only while nothing in the batch changed a message of it.
+    var storedClientIDs: [Int64: [String: (message: Message, fingerprint: Int64?)]] = [:]
+    /// The `client_id`s this batch appended, by seq.
+    var appendedClientIDs: [Int64: Set<String>] = [:]
     /// The last `activity` value handed out, and the counter as it was.
     var activity: Int64 = 0
     var storedActivity: Int64 = 0
@@ -116,26 +124,26 @@ final class PostgresBatch {
     func perform(_ batch: [WriteRequest]) -> Outcome {
         var outcome = Outcome()
         do throws(PostgresError) {
-            try connection.execute(sql: "BEGIN ISOLATION LEVEL READ COMMITTED")
-            try lockConversations(named: batch)
-            try lockActivity()
+            try begin(locking: batch)
+            try prefetchClientIDs(of: batch)
+            var answers: [(@Sendable () -> Void)?] = []
             for request in batch {
-                outcome.answers.append(try answer(request))
+                if case .append(let new, let conversation, let completion) = request,
+                   let answer = try bufferAppend(new, to: conversation, completion: completion, at: answers.count) {
+                    answers.append(answer)
+                    continue
+                }
+                // Whatever else the request is, it sees the appends before it.
+                try flushAppends(into: &answers)
+                answers.append(try answer(request))
             }
-            try writeBackCounters()
-            if activity != storedActivity {
-                try connection.execute(connection.cachedStatement(sql: "UPDATE activity_counter SET value = $1 WHERE id = 1"),
-                                       [.int64(activity)])
-            }
+            try flushAppends(into: &answers)
+            outcome.answers = answers.compactMap { $0 }
             let notices = self.notices()
-            let notify = try connection.cachedStatement(sql: "SELECT pg_notify($1, $2)")
-            for payload in ChangeNotice.payloads(notices) {
-                try connection.execute(notify, [.text(ChangeNotice.channel), .text(payload)])
-            }
             do throws(PostgresError) {
-                try connection.execute(sql: "COMMIT")
+                try finish(notices: notices)
             } catch where error.kind == .connectionLost {
-                return .failed(batch, with: .unavailable(reason: "the connection was lost during COMMIT, "
+                return .failed(batch, with: .unavailable(reason: "the connection was lost while committing, "
                     + "so whether the batch was written is unknown (\(error.message))"))
             }
             outcome.commit = PostgresCommit(notices: notices, size: batch.count)
@@ -143,7 +151,23 @@ final class PostgresBatch {
         } catch {
             rollBack()
             let retry = error.kind == .deadlockDetected || error.kind == .serializationFailure
-            return .failed(batch, with: StoreError(error), mayRetry: retry)
+            return .failed(batch, with: Self.storeError(error), mayRetry: retry)
+        }
+    }
+
+    /// What the requests of a failed batch are answered. Beside the store's
+    /// one mapping (`StoreError(postgres:)`): a deadlock or serialization
+    /// failure still there after the writer's retries is contention, not a
+    /// bug (503, try again); the `message_ids` sequence at its end (2200H)
+    /// is the id space used up, as in SQLite (507).
+    static func storeError(_ error: PostgresError) -> StoreError {
+        switch error.kind {
+        case .deadlockDetected, .serializationFailure:
+            return .unavailable(reason: "the batch kept losing lock races with other writers: \(error.message)")
+        case _ where error.sqlState == "2200H":
+            return .idSpaceExhausted("no room for another message: the message_ids sequence is at its end")
+        default:
+            return StoreError(postgres: error)
         }
     }
 
@@ -182,9 +206,17 @@ final class PostgresBatch {
 
     // MARK: - Locks
 
-    /// Locks, in ascending `seq`, every existing conversation a request of
-    /// the batch names, and reads their counters as last committed.
-    private func lockConversations(named batch: [WriteRequest]) throws(PostgresError) {
+    /// `BEGIN`, then the locks, in one round trip: every existing
+    /// conversation a request of the batch names, in ascending `seq`, with
+    /// its counters as last committed, then the `activity_counter` row.
+    ///
+    /// One statement takes both in that order: the counter's scan is
+    /// filtered by a scalar subquery over all the conversation rows, which
+    /// the server evaluates (locking them) before it locks the counter's
+    /// row it is filtering. Sent with the simple protocol (a multi-statement
+    /// string), so the ids are literals: a `ConversationID` is only
+    /// `[A-Za-z0-9_-]`, nothing to escape.
+    private func begin(locking batch: [WriteRequest]) throws(PostgresError) {
         var ids = Set<String>()
         for request in batch {
             switch request {
@@ -194,32 +226,70 @@ final class PostgresBatch {
                 ids.insert(id.rawValue)
             }
         }
-        guard !ids.isEmpty else { return }
-        let result = try connection.execute(connection.cachedStatement(sql: """
-            SELECT \(Self.conversationColumns) FROM conversations WHERE id = ANY($1::text[]) ORDER BY seq FOR UPDATE
-            """), [.text(PostgresArrayLiteral.texts(ids.sorted()))])
-        for row in 0..<result.rowCount { remember(result, row: row) }
-    }
-
-    private func lockActivity() throws(PostgresError) {
-        let result = try connection.execute(connection.cachedStatement(
-            sql: "SELECT value FROM activity_counter WHERE id = 1 FOR UPDATE"))
-        guard result.rowCount == 1 else {
+        let list = ids.sorted().map { "'\($0)'" }.joined(separator: ",")
+        let result = try connection.execute(sql: """
+            BEGIN ISOLATION LEVEL READ COMMITTED;
+            WITH locked AS MATERIALIZED (
+                SELECT \(Self.conversationColumns) FROM conversations
+                WHERE id = ANY(ARRAY[\(list)]::text[]) ORDER BY seq FOR UPDATE),
+            counter AS MATERIALIZED (
+                SELECT value FROM activity_counter WHERE id = 1 AND (SELECT count(*) FROM locked) >= 0 FOR UPDATE)
+            SELECT counter.value, locked.* FROM counter LEFT JOIN locked ON true ORDER BY locked.seq
+            """)
+        guard result.rowCount >= 1 else {
             throw PostgresError(kind: .other, message: "the activity counter's row is missing")
         }
         activity = result.int64(0, 0)
         storedActivity = activity
+        for row in 0..<result.rowCount where !result.isNull(row, 1) { remember(result, row: row, from: 1) }
     }
 
-    /// Records a locked conversation row (`conversationColumns`).
-    private func remember(_ result: PGResult, row: Int) {
-        guard let id = ConversationID(result.string(row, 1)) else { return }
-        let seq = result.int64(row, 0)
-        let version = result.int64(row, 2)
+    /// The end of the batch in one round trip: the touched conversations'
+    /// counters, the counter's row, the notices (`pg_notify`, delivered by
+    /// PostgreSQL at COMMIT, never after a rollback), `COMMIT`. Literals
+    /// again: numbers, and payloads of digits, ids and separators (a
+    /// quote is doubled all the same).
+    private func finish(notices: [ChangeNotice]) throws(PostgresError) {
+        var sql = ""
+        if !touched.isEmpty {
+            let rows = touched.sorted().compactMap { counters[$0] }
+            func array(_ values: [Int64?]) -> String { "'\(PostgresArrayLiteral.int64s(values))'::bigint[]" }
+            sql += """
+                UPDATE conversations AS c
+                SET message_count = c.message_count + u.appended, oldest_id = coalesce(c.oldest_id, u.first_id),
+                    newest_id = coalesce(u.last_id, c.newest_id), version = u.version, activity = u.activity
+                FROM unnest(\(array(rows.map(\.seq))), \(array(rows.map(\.appended))), \(array(rows.map(\.firstAppendedID))),
+                            \(array(rows.map(\.lastAppendedID))), \(array(rows.map(\.version))), \(array(rows.map(\.activity))))
+                     AS u(seq, appended, first_id, last_id, version, activity)
+                WHERE c.seq = u.seq;
+
+                """
+        }
+        if activity != storedActivity {
+            sql += "UPDATE activity_counter SET value = \(activity) WHERE id = 1;\n"
+        }
+        for payload in ChangeNotice.payloads(notices) {
+            let literal = payload.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''")
+            sql += "SELECT pg_notify('\(ChangeNotice.channel)', '\(literal)');\n"
+        }
+        sql += "COMMIT"
+        try connection.execute(sql: sql)
+        // A multi-statement string runs what precedes a failure and skips
+        // the rest: a COMMIT that was skipped left the transaction aborted.
+        guard connection.transactionStatus == .idle else {
+            throw PostgresError(kind: .other, message: "the batch's transaction did not commit")
+        }
+    }
+
+    /// Records a locked conversation row (`conversationColumns` from column `first`).
+    private func remember(_ result: PGResult, row: Int, from first: Int = 0) {
+        guard let id = ConversationID(result.string(row, first + 1)) else { return }
+        let seq = result.int64(row, first)
+        let version = result.int64(row, first + 2)
         seqs[id.rawValue] = seq
         counters[seq] = Counters(seq: seq, id: id, version: version, storedVersion: version,
-                                 storedMessageCount: result.int64(row, 3), storedNewestID: result.optionalInt64(row, 4),
-                                 activity: result.int64(row, 5))
+                                 storedMessageCount: result.int64(row, first + 3),
+                                 storedNewestID: result.optionalInt64(row, first + 4), activity: result.int64(row, first + 5))
     }
 
     /// The conversation's seq, locked; nil when it does not exist. One the
@@ -251,26 +321,6 @@ final class PostgresBatch {
     func touch(_ changed: Counters) {
         counters[changed.seq] = changed
         touched.insert(changed.seq)
-    }
-
-    private func writeBackCounters() throws(PostgresError) {
-        guard !touched.isEmpty else { return }
-        let rows = touched.sorted().compactMap { counters[$0] }
-        try connection.execute(connection.cachedStatement(sql: """
-            UPDATE conversations AS c
-            SET message_count = c.message_count + u.appended, oldest_id = coalesce(c.oldest_id, u.first_id),
-                newest_id = coalesce(u.last_id, c.newest_id), version = u.version, activity = u.activity
-            FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
-                 AS u(seq, appended, first_id, last_id, version, activity)
-            WHERE c.seq = u.seq
-            """), [
-                .text(PostgresArrayLiteral.int64s(rows.map(\.seq))),
-                .text(PostgresArrayLiteral.int64s(rows.map(\.appended))),
-                .text(PostgresArrayLiteral.int64s(rows.map(\.firstAppendedID))),
-                .text(PostgresArrayLiteral.int64s(rows.map(\.lastAppendedID))),
-                .text(PostgresArrayLiteral.int64s(rows.map(\.version))),
-                .text(PostgresArrayLiteral.int64s(rows.map(\.activity))),
-            ])
     }
 
     /// What the batch changed, as every instance's waits need it: each

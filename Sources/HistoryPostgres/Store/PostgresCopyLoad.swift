@@ -76,7 +76,7 @@ package final class PostgresCopyLoad {
             }
         } catch {
             rollBack()
-            throw StoreError(error)
+            throw StoreError(postgres: error)
         }
         guard let loading = current else {
             rollBack()
@@ -146,7 +146,7 @@ package final class PostgresCopyLoad {
             current = nil
         } catch {
             rollBack()
-            throw StoreError(error)
+            throw StoreError(postgres: error)
         }
     }
 
@@ -157,7 +157,7 @@ package final class PostgresCopyLoad {
             rows.removeAll()
         } catch {
             rollBack()
-            throw StoreError(error)
+            throw StoreError(postgres: error)
         }
     }
 

@@ -73,7 +73,7 @@ public final class PostgresHistoryStore: HistoryStore {
             }
         } catch {
             readers.close()
-            throw StoreError(error)
+            throw StoreError(postgres: error)
         }
         if case .failure(let error) = migrated {
             readers.close()
@@ -116,7 +116,7 @@ public final class PostgresHistoryStore: HistoryStore {
             writer.close()
             writerPool.close()
             readers.close()
-            throw StoreError(error)
+            throw StoreError(postgres: error)
         }
         self.configuration = configuration
         self.readers = readers
@@ -378,7 +378,7 @@ public final class PostgresHistoryStore: HistoryStore {
                 }
             } catch {
                 if isClosed.load(ordering: .acquiring) { throw .closed }
-                throw StoreError(error)
+                throw StoreError(postgres: error)
             }
             switch outcome {
             case .value(let value):

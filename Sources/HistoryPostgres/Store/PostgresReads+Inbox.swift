@@ -29,13 +29,20 @@ extension PostgresReads {
             JOIN conversations ON conversations.seq = members.conversation_seq
             WHERE members.user_id = $1::text LIMIT $2::bigint
             """
+        /// Whether `$1` is a member of the conversation of the row: a scalar
+        /// subquery, which PostgreSQL runs per row as one probe of
+        /// `members_by_user`. (An `EXISTS` it may turn into a hash of all of
+        /// the user's memberships, read whole: the cost the walk avoids.)
+        static let isMember = """
+            coalesce((SELECT true FROM members
+                      WHERE members.conversation_seq = conversations.seq AND members.user_id = $1::text LIMIT 1), false)
+            """
         /// The walk down the inbox order over every conversation with
         /// messages (`conversations_by_newest` backwards from `$2`), with
-        /// whether `$1` is a member of each (a primary-key probe per row).
+        /// whether `$1` is a member of each (one index probe per row).
         package static let newestBelow = """
             SELECT conversations.seq, conversations.newest_id,
-                   EXISTS (SELECT 1 FROM members
-                           WHERE members.conversation_seq = conversations.seq AND members.user_id = $1::text)
+                   \(isMember)
             FROM conversations WHERE newest_id < $2::bigint ORDER BY newest_id DESC LIMIT $3::bigint
             """
         /// The walk over the conversations without messages, by id after
@@ -43,23 +50,31 @@ extension PostgresReads {
         /// where they are the one run of NULLs, so no sort.
         package static let emptyAfter = """
             SELECT conversations.seq, conversations.id,
-                   EXISTS (SELECT 1 FROM members
-                           WHERE members.conversation_seq = conversations.seq AND members.user_id = $1::text)
+                   \(isMember)
             FROM conversations WHERE newest_id IS NULL AND id > $2::text ORDER BY newest_id, id LIMIT $3::bigint
             """
         /// The inbox rows of `$1` in the conversations `$2` (an array):
         /// conversation (0...6), its id and activity (7, 8), the member's
         /// role, marker and activity (9...11), the newest message (12...20,
         /// one primary-key lookup) and the bounded unread scan (21, 22),
-        /// counting up to `$3` (`PostgresUnread.scanLimit`).
+        /// counting up to `$3` (`PostgresUnread.scanLimit`). Driven by the
+        /// seqs (`conversations_pkey`), each membership a probe of its
+        /// primary key (a `LIMIT 1` lateral subquery, so PostgreSQL cannot
+        /// instead read all of a user's memberships and join them).
         package static let rows = """
             SELECT \(PostgresRows.conversationColumns("c")), c.id, c.activity,
                    m.role, m.last_read_id, m.activity,
                    \(PostgresRows.messageColumns("last")),
                    unread.unread_count, unread.first_unread
             FROM conversations AS c
-            JOIN members AS m ON m.conversation_seq = c.seq AND m.user_id = $1::text
-            LEFT JOIN messages AS last ON last.conversation_seq = c.seq AND last.id = c.newest_id
+            CROSS JOIN LATERAL (
+                SELECT role, last_read_id, activity FROM members
+                WHERE conversation_seq = c.seq AND user_id = $1::text LIMIT 1
+            ) AS m
+            LEFT JOIN LATERAL (
+                SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+                WHERE conversation_seq = c.seq AND id = c.newest_id LIMIT 1
+            ) AS last ON true
             CROSS JOIN LATERAL (\(PostgresUnread.scan(seq: "c.seq", lastReadID: "m.last_read_id", user: "$1::text", limit: "$3::bigint"))) AS unread
             WHERE c.seq = ANY ($2::bigint[])
             """
@@ -68,11 +83,14 @@ extension PostgresReads {
         /// conversation that changed, 1 for the user's member row (marker,
         /// role, joined), 2 for a membership that ended (with the
         /// conversation's id). This variant, for few changes since `$2`
-        /// (each took its own value, so at most `feedWalkLimit` rows), walks
-        /// `conversations_by_activity` and probes membership per row.
+        /// (each took its own value, so at most `feedWalkLimit` rows, passed
+        /// as `$3`), walks `conversations_by_activity` and probes membership
+        /// per row. A parameter, not a constant, so a generic plan expects
+        /// the LIMIT to stop the ordered walk early rather than sorting
+        /// every conversation changed since `$2`.
         package static let changesByWalk = """
             SELECT 0, changed.seq, changed.activity, NULL::text FROM (
-                SELECT seq, activity FROM conversations WHERE activity > $2::bigint ORDER BY activity LIMIT \(feedWalkLimit)
+                SELECT seq, activity FROM conversations WHERE activity > $2::bigint ORDER BY activity LIMIT $3::bigint
             ) AS changed
             WHERE (SELECT true FROM members
                    WHERE members.conversation_seq = changed.seq AND members.user_id = $1::text LIMIT 1)
@@ -242,8 +260,9 @@ extension PostgresReads {
     /// The user's conversations changed after `since`, one per conversation
     /// with its latest change, unordered.
     private func changedConversations(of user: UserID, since: Int64, current: Int64) throws(StoreError) -> [InboxChange] {
-        let sql = current - since <= Self.feedWalkLimit ? InboxSQL.changesByWalk : InboxSQL.changesByMemberships
-        let result = try run(sql, [.text(user.rawValue), .int64(since)])
+        let result = current - since <= Self.feedWalkLimit
+            ? try run(InboxSQL.changesByWalk, [.text(user.rawValue), .int64(since), .int64(Self.feedWalkLimit)])
+            : try run(InboxSQL.changesByMemberships, [.text(user.rawValue), .int64(since)])
         var latest: [Int64: InboxChange] = [:]
         var removals: [InboxChange] = []
         for row in 0..<result.rowCount {
@@ -314,7 +333,13 @@ extension PostgresReads {
     /// Runs `body` in a `REPEATABLE READ READ ONLY` transaction: every
     /// statement in it sees one snapshot. Read-only at that level, it can
     /// neither block a writer nor fail with a serialization error.
+    ///
+    /// On a connection already inside a transaction, `body` runs in that
+    /// one (a BEGIN there would only warn, and this COMMIT would end the
+    /// caller's transaction): the caller's isolation level then decides
+    /// what the statements see.
     func snapshot<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        guard connection.transactionStatus == .idle else { return try body() }
         _ = try pgRead { () throws(PostgresError) in
             try connection.execute(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         }

@@ -1,19 +1,25 @@
 import HistoryStore
 
 /// Every read of the PostgreSQL store, with the same functions, results,
-/// flags and errors as SQLite's `StoreReads`, on one connection the caller
-/// checked out of the pool (no transaction open).
+/// flags and errors as SQLite's `StoreReads` (PostgresReadsParityTests
+/// compares them on one data set), on one connection the caller checked
+/// out of the pool, normally with no transaction open.
 ///
 /// Snapshots: each conversation read (a conversation, a message, a page of
-/// any kind with its flags, the change feed, a page of members) is ONE
-/// statement: a CTE finds the conversation row by its public id and a
+/// any kind with its flags, the change feed, a page of members, a role) is
+/// ONE statement: a CTE finds the conversation row by its public id and a
 /// `LEFT JOIN LATERAL` reads the rows from it, so the counters the flags
 /// come from (version, oldest_id, newest_id) and the rows are one snapshot,
 /// in one round trip, with no transaction to open or close. The inbox reads
-/// (a page, the user feed) take several statements and run inside a
-/// `REPEATABLE READ READ ONLY` transaction of their own (`snapshot`), so a
-/// page and the `activity` it reports are consistent; they must therefore be
-/// called outside any transaction.
+/// (a page, the user feed, `hasInboxChanges`) take several statements and
+/// run inside a `REPEATABLE READ READ ONLY` transaction of their own
+/// (`snapshot`: BEGIN and COMMIT are two more round trips), so a page and
+/// the `activity` it reports are consistent. Called inside a transaction,
+/// they run in it instead (the caller's isolation then decides).
+///
+/// Failures are `StoreError.storage` (a full disk keeps `isStorageFull`);
+/// a read changes nothing, so after a failure on a connection that
+/// `isBroken` the caller may run it again on another.
 ///
 /// Keyset reads only: a page is one descent of the primary key
 /// `(conversation_seq, id)` and a walk of at most `limit` rows (two walks
@@ -83,14 +89,18 @@ package struct PostgresReads {
         /// `$2`, no further than `$4 + 1` (bounded however long the
         /// conversation); when it passes the window the newest `$3` are
         /// read instead, else the `$3` above `$2`. Each branch is guarded by
-        /// a one-time filter on the count, so only one of them runs.
+        /// a one-time filter on the count, so only one of them runs. The
+        /// count walks the primary key in order (`ORDER BY`): unordered,
+        /// PostgreSQL may build a bitmap of every message above `$2` first,
+        /// which is the whole conversation for a client far behind.
         package static let afterWithinWindow = """
-            \(conversationCTE), ahead AS (
+            \(conversationCTE)
+            SELECT \(PostgresRows.conversationColumns("c")), \(PostgresRows.messageColumns("m")), ahead.above FROM c
+            CROSS JOIN LATERAL (
                 SELECT count(*) AS above FROM (
-                    SELECT 1 FROM messages, c WHERE messages.conversation_seq = c.seq AND messages.id > $2::bigint
-                    LIMIT $4::bigint + 1) AS counted)
-            SELECT \(PostgresRows.conversationColumns("c")), \(PostgresRows.messageColumns("m")), ahead.above
-            FROM c CROSS JOIN ahead
+                    SELECT 1 FROM messages WHERE conversation_seq = c.seq AND id > $2::bigint
+                    ORDER BY id LIMIT $4::bigint + 1) AS counted
+            ) AS ahead
             LEFT JOIN LATERAL (
                 (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
                  WHERE conversation_seq = c.seq AND id > $2::bigint AND ahead.above <= $4::bigint

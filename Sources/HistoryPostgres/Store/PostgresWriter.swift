@@ -156,7 +156,7 @@ package final class PostgresWriter: Sendable {
             } catch {
                 // The pool could not give a connection: the server is down
                 // or refusing; nothing was written.
-                return .failed(batch, with: StoreError(error))
+                return .failed(batch, with: StoreError(postgres: error))
             }
             guard outcome.mayRetry, attempt < Self.maximumAttempts else { return outcome }
             attempt += 1

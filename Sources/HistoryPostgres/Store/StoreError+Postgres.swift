@@ -1,39 +1,28 @@
 import HistoryStore
 
 extension StoreError {
-    /// The store's answer to a PostgreSQL failure, in the cases the API
-    /// already maps, so a client hears the same thing whichever store
-    /// failed:
-    /// - a full disk (53100) is SQLite's full disk: 507, retry once an
-    ///   operator made room;
-    /// - a failure that may pass (the server restarting or unreachable, a
-    ///   lost connection, too many connections, contention that outlasted
-    ///   the writer's retries) is `.unavailable`: 503 `store_unavailable`;
-    /// - anything else is a bug or damaged data: `.storage`, 500, with the
-    ///   SQLSTATE and statement in the message for the log.
-    package init(_ error: PostgresError) {
-        if error.isStorageFull {
-            self = .storageFailure("PostgreSQL: \(error)", full: true)
-        } else if error.isTransient || error.kind == .readOnly {
-            self = .unavailable(reason: error.description)
-        } else {
-            self = .storageFailure("PostgreSQL: \(error)")
+    /// The one conversion of PostgreSQL's failures the store does not turn
+    /// into a rule of its own (a unique `client_id`, a missing row).
+    ///
+    /// The database being out of reach (down, restarting, refusing, a
+    /// connection lost, all connections taken) is `.unavailable`, which
+    /// clients read as 503 `store_unavailable` and retry; a full disk is
+    /// storage-full (507), as with SQLite; anything else is a failure of
+    /// ours, `.storage` (500, details to the log only), coded as SQLite's
+    /// generic error since that case carries SQLite's codes.
+    package init(postgres error: PostgresError) {
+        switch error.kind {
+        case .connectionFailed, .connectionLost, .serverUnavailable, .tooManyConnections, .readOnly:
+            self = .unavailable(reason: error.message)
+        case .diskFull:
+            self = .storage(code: 13 /* SQLITE_FULL */, message: error.description)
+        default:
+            self = .storage(code: 1 /* SQLITE_ERROR */, message: error.description)
         }
     }
-}
 
-/// Runs `body`, turning its `PostgresError` into the matching `StoreError`.
-package func postgres<T>(_ body: () throws(PostgresError) -> T) throws(StoreError) -> T {
-    do {
-        return try body()
-    } catch {
-        throw StoreError(error)
-    }
-}
-
-extension StoreError {
-    /// The migrator's failures at start: a refused schema or a failed
-    /// migration is `.migration`, an unreachable database `.unavailable`.
+    /// The migrator's failures at start: a refused schema is `.migration`,
+    /// an unreachable database `.unavailable`.
     package init(migration error: PostgresMigrationError) {
         switch error {
         case .refused(let reason):
@@ -41,7 +30,17 @@ extension StoreError {
         case .failed:
             self = .migration(reason: error.description)
         case .database(let underlying):
-            self = StoreError(underlying)
+            self = StoreError(postgres: underlying)
         }
+    }
+}
+
+/// Runs PostgreSQL calls and reports their failure as a `StoreError`.
+@inline(__always)
+package func postgres<T>(_ body: () throws(PostgresError) -> T) throws(StoreError) -> T {
+    do {
+        return try body()
+    } catch {
+        throw StoreError(postgres: error)
     }
 }

@@ -1,0 +1,157 @@
+import HistoryStore
+
+/// Runs of plain appends written with one statement: the common batch is
+/// dozens of posts, and a round trip each would be most of its time.
+///
+/// A plain append (no `reply_to`, to a conversation that exists, and a
+/// `client_id`, if any, that the batch's prefetch shows unused: see
+/// `prefetchClientIDs`) cannot be refused, so its result is known but for
+/// its id: its
+/// version and `activity` value are taken in request order as usual, and
+/// the row waits in `bufferedAppends`. The run is written (`flushAppends`)
+/// before any other request of the batch runs, since that one may read
+/// what the run wrote (an edit of a message just posted, a read marker
+/// clamped to the newest id), and before the batch ends. Its ids are taken
+/// from `message_ids` in the same statement, while every conversation is
+/// locked, and given in ascending order to the run's rows in request
+/// order: within a conversation a higher version gets a higher id, as one
+/// by one.
+extension PostgresBatch {
+    struct BufferedAppend {
+        let answerIndex: Int
+        let seq: Int64
+        let conversation: ConversationID
+        let message: NewMessage
+        let fingerprint: Int64?
+        let version: Int64
+        let createdAt: Timestamp
+        let completion: @Sendable (Result<AppendOutcome, StoreError>) -> Void
+    }
+
+    /// Takes the append into the run and answers nil (its answer comes
+    /// with the run), answers at once when the append was refused before
+    /// any write, or returns nil without taking it when it is not plain.
+    func bufferAppend(_ new: NewMessage, to conversation: ConversationID,
+                      completion: @escaping @Sendable (Result<AppendOutcome, StoreError>) -> Void,
+                      at answerIndex: Int) throws(PostgresError) -> (@Sendable () -> Void)?? {
+        guard new.replyTo == nil, let seq = try seq(of: conversation), var changed = counters[seq] else { return nil }
+        var fingerprint: Int64?
+        if let clientID = new.clientID {
+            // Known only for conversations prefetched and unchanged since;
+            // a client_id this batch used already goes the one-by-one way.
+            guard let stored = storedClientIDs[seq], appendedClientIDs[seq]?.contains(clientID) != true else { return nil }
+            let posted = StoredRows.clientFingerprint(sender: new.sender, body: new.body)
+            if let earlier = stored[clientID] {
+                // As `append`: a tombstone answers every retry the same.
+                guard earlier.message.deleted || earlier.fingerprint == posted else {
+                    return .some { completion(.failure(.clientIDConflict(clientID: clientID))) }
+                }
+                let message = earlier.message
+                return .some { completion(.success(.existing(message))) }
+            }
+            fingerprint = posted
+            appendedClientIDs[seq, default: []].insert(clientID)
+        }
+        if let error = changed.advanceVersion() ?? changed.checkRoomForAppend() {
+            return .some { completion(.failure(error)) }
+        }
+        switch takeActivity() {
+        case .success(let value): changed.activity = value
+        case .failure(let error): return .some { completion(.failure(error)) }
+        }
+        // Counted now, so the next append to the conversation counts this one.
+        changed.appended += 1
+        touch(changed)
+        bufferedAppends.append(BufferedAppend(answerIndex: answerIndex, seq: seq, conversation: conversation, message: new,
+                                              fingerprint: fingerprint, version: changed.version, createdAt: .now(),
+                                              completion: completion))
+        return .some(nil)
+    }
+
+    /// Writes the run and puts each append's answer at its place.
+    func flushAppends(into answers: inout [(@Sendable () -> Void)?]) throws(PostgresError) {
+        guard !bufferedAppends.isEmpty else { return }
+        let run = bufferedAppends
+        bufferedAppends.removeAll()
+        let result = try connection.execute(connection.cachedStatement(sql: Self.appendRunSQL), [
+            .int64(Int64(run.count)),
+            .text(PostgresArrayLiteral.int64s(run.map(\.seq))),
+            .text(PostgresArrayLiteral.texts(run.map(\.message.sender))),
+            .text(PostgresArrayLiteral.texts(run.map(\.message.body))),
+            .text(PostgresArrayLiteral.int64s(run.map(\.createdAt.millisecondsSinceEpoch))),
+            .text(PostgresArrayLiteral.int64s(run.map(\.version))),
+            .text(PostgresArrayLiteral.texts(run.map(\.message.clientID))),
+            .text(PostgresArrayLiteral.int64s(run.map(\.fingerprint))),
+        ])
+        guard result.rowCount == run.count else {
+            throw PostgresError(kind: .other, message: "a run of \(run.count) appends stored \(result.rowCount)")
+        }
+        for (row, append) in run.enumerated() {
+            let id = result.int64(row, 0)
+            if var changed = counters[append.seq] {
+                changed.firstAppendedID = changed.firstAppendedID ?? id
+                changed.lastAppendedID = id
+                counters[append.seq] = changed
+            }
+            changedIDs[append.seq, default: []].append(id)
+            let message = Message(id: id, conversationID: append.conversation, sender: append.message.sender,
+                                  body: append.message.body, createdAt: append.createdAt, editedAt: nil, deleted: false,
+                                  replyTo: nil, clientID: append.message.clientID, version: append.version)
+            let completion = append.completion
+            answers[append.answerIndex] = { completion(.success(.created(message))) }
+        }
+    }
+
+    /// `$1` how many, then arrays of seq, sender, body, created_at,
+    /// version, client_id, fingerprint in request order; the ids given, in
+    /// that order.
+    static let appendRunSQL = """
+        WITH taken AS MATERIALIZED (
+            SELECT nextval('message_ids') AS id FROM generate_series(1, $1::bigint)),
+        numbered AS MATERIALIZED (
+            SELECT id, row_number() OVER (ORDER BY id) AS ord FROM taken),
+        inserted AS (
+            INSERT INTO messages (conversation_seq, id, sender, body, created_at, created_version, version,
+                                  client_id, client_fingerprint)
+            SELECT u.seq, n.id, u.sender, u.body, u.created_at, u.version, u.version, u.client_id, u.fingerprint
+            FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::bigint[])
+                 WITH ORDINALITY AS u(seq, sender, body, created_at, version, client_id, fingerprint, ord)
+            JOIN numbered AS n ON n.ord = u.ord
+            RETURNING id)
+        SELECT id FROM numbered ORDER BY ord
+        """
+
+    /// Reads, in one statement, the stored messages that the batch's
+    /// appends' `client_id`s name in the conversations locked up front:
+    /// the locks keep other instances from adding any until COMMIT, so
+    /// with what this batch appends (`appendedClientIDs`) the answer to
+    /// each of those appends is known without a lookup of its own. An
+    /// edit or delete in the batch drops its conversation's entry (a
+    /// tombstone's fingerprint is gone): later appends there look up.
+    func prefetchClientIDs(of batch: [WriteRequest]) throws(PostgresError) {
+        var seqList: [Int64] = []
+        var clientIDList: [String] = []
+        for request in batch {
+            guard case .append(let new, let conversation, _) = request, let clientID = new.clientID,
+                  let seq = seqs[conversation.rawValue] else { continue }
+            storedClientIDs[seq] = storedClientIDs[seq] ?? [:]
+            seqList.append(seq)
+            clientIDList.append(clientID)
+        }
+        guard !seqList.isEmpty else { return }
+        let result = try connection.execute(connection.cachedStatement(sql: """
+            SELECT m.conversation_seq, m.id, m.sender, m.body, m.created_at, m.edited_at, m.deleted, m.reply_to,
+                   m.client_id, m.version, m.client_fingerprint
+            FROM unnest($1::bigint[], $2::text[]) AS k(seq, client_id)
+            JOIN messages AS m ON m.conversation_seq = k.seq AND m.client_id = k.client_id
+            """), [.text(PostgresArrayLiteral.int64s(seqList)), .text(PostgresArrayLiteral.texts(clientIDList))])
+        for row in 0..<result.rowCount {
+            let seq = result.int64(row, 0)
+            guard let id = counters[seq]?.id else { continue }
+            let message = Self.message(result, row: row, in: id, from: 1)
+            if let clientID = message.clientID {
+                storedClientIDs[seq, default: [:]][clientID] = (message, result.optionalInt64(row, 10))
+            }
+        }
+    }
+}
