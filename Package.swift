@@ -112,7 +112,7 @@ let package = Package(
         .executableTarget(
             name: "HistoryLoad",
             dependencies: [
-                "HistoryStore", "HistoryClient", "HTTPCore", "CSystem", "ToolSupport",
+                "HistoryStore", "HistoryPostgres", "HistoryClient", "HTTPCore", "CSystem", "ToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -171,7 +171,7 @@ let package = Package(
         .testTarget(
             name: "HistoryLoadTests",
             dependencies: [
-                "HistoryLoad", "HistoryServer", "HTTPCore", "HistoryTestSupport",
+                "HistoryLoad", "HistoryServer", "HistoryStore", "HistoryPostgres", "HTTPCore", "HistoryTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings

@@ -1,96 +1,188 @@
 #!/usr/bin/env bash
-# Runs docs/nginx-upstream.conf for real: a throwaway PostgreSQL cluster, two
-# history-server instances on loopback sharing its database, nginx (Debian's
-# nginx-light) in front; checks that requests pass through nginx to both
-# instances and that a post through one is read back through the other.
+# Checks docs/nginx-upstream.conf for real: a throwaway PostgreSQL cluster,
+# two history-server instances on it, nginx in front with that very file
+# (ports and paths rewritten), then through them:
+#   1. a conversation created through nginx;
+#   2. a post through instance A's port read back through instance B's;
+#   3. a long-poll parked through nginx, woken by a post through instance B;
+#   4. nginx spread requests over both instances (its access log).
+# Exits 0 only if all pass; everything it started is stopped and deleted on
+# exit, also on failure or Ctrl-C. It installs nothing: it needs nginx
+# (Debian: apt-get install -y nginx-light), PostgreSQL's server binaries
+# (apt-get install -y postgresql), curl and python3, and a history-server
+# binary (default: .build/release, else .build/debug; or HISTORY_SERVER=path).
 #
+#   swift build -c release --product history-server
 #   scripts/check_nginx_upstream.sh
-#
-# Environment:
-#   HISTORY_SERVER  the binary (default: built with `swift build --product history-server`)
-#   PG_BIN          PostgreSQL's binaries (default: the newest /usr/lib/postgresql/*/bin)
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
-command -v nginx >/dev/null || { echo "nginx is missing: apt-get install nginx-light" >&2; exit 2; }
-pg_bin="${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)}"
-if [ -z "${HISTORY_SERVER:-}" ]; then
-    swift build --product history-server >/dev/null
-    HISTORY_SERVER="$(swift build --show-bin-path)/history-server"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+CONF="$ROOT/docs/nginx-upstream.conf"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+
+NGINX="$(command -v nginx || true)"
+[ -z "$NGINX" ] && [ -x /usr/sbin/nginx ] && NGINX=/usr/sbin/nginx
+[ -n "$NGINX" ] || fail "nginx not found (Debian: apt-get install -y nginx-light)"
+PGBIN="${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
+[ -x "$PGBIN/initdb" ] || fail "PostgreSQL server binaries not found (Debian: apt-get install -y postgresql; or PGBIN=dir)"
+command -v curl >/dev/null || fail "curl not found"
+command -v python3 >/dev/null || fail "python3 not found"
+SERVER="${HISTORY_SERVER:-}"
+if [ -z "$SERVER" ]; then
+    for candidate in "$ROOT/.build/release/history-server" "$ROOT/.build/debug/history-server"; do
+        [ -x "$candidate" ] && { SERVER="$candidate"; break; }
+    done
 fi
+[ -n "$SERVER" ] && [ -x "$SERVER" ] || fail "no history-server binary (swift build -c release --product history-server, or HISTORY_SERVER=path)"
 
-work="$(mktemp -d)"
-pids=()
+WORK="$(mktemp -d /tmp/history-nginx-check.XXXXXX)"
+PIDS=()
+AS_SERVER_USER=()
 cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
-    as_pg "$pg_bin/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true
-    rm -rf "$work"
+    set +e
+    [ -f "$WORK/nginx/nginx.pid" ] && kill "$(cat "$WORK/nginx/nginx.pid")" 2>/dev/null
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+    [ -f "$WORK/pg/data/postmaster.pid" ] && "${AS_SERVER_USER[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m immediate -w stop >/dev/null 2>&1
+    rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-# PostgreSQL refuses to run as root.
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u nobody -- "$@"; else "$@"; fi; }
-[ "$(id -u)" = 0 ] && chown nobody "$work"
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-pg_port=$(free_port); port_a=$(free_port); port_b=$(free_port); port_nginx=$(free_port)
-
-as_pg "$pg_bin/initdb" -D "$work/pg" -U postgres --auth=trust --no-sync -E UTF8 --locale=C >/dev/null
-as_pg "$pg_bin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w \
-    -o "-p $pg_port -k $work -c listen_addresses='' -c fsync=off" start >/dev/null
-database="postgresql://postgres@/postgres?host=$work&port=$pg_port"
-
-for port in "$port_a" "$port_b"; do
-    "$HISTORY_SERVER" --port "$port" --database "$database" --max-connections-per-client 0 \
-        >"$work/server-$port.log" 2>&1 &
-    pids+=($!)
-done
-for port in "$port_a" "$port_b"; do
-    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
-done
-
-# The documented file with this run's ports, inside a minimal nginx.conf.
-sed -e "s/127.0.0.1:8081/127.0.0.1:$port_a/" -e "s/127.0.0.1:8082/127.0.0.1:$port_b/" \
-    -e "s/listen 8080;/listen 127.0.0.1:$port_nginx;/" docs/nginx-upstream.conf >"$work/upstream.conf"
-mkdir -p "$work/nginx"
-cat >"$work/nginx.conf" <<CONF
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events {}
-http {
-    access_log off;
-    client_body_temp_path $work/nginx/body;
-    proxy_temp_path $work/nginx/proxy;
-    fastcgi_temp_path $work/nginx/fastcgi;
-    uwsgi_temp_path $work/nginx/uwsgi;
-    scgi_temp_path $work/nginx/scgi;
-    include $work/upstream.conf;
+# Ports the kernel says are free right now on 127.0.0.1.
+free_ports() {
+    python3 - "$1" <<'PY'
+import socket, sys
+sockets = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); sockets.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in sockets))
+PY
 }
-CONF
-nginx -t -q -p "$work/nginx" -c "$work/nginx.conf"
-nginx -p "$work/nginx" -c "$work/nginx.conf"
-proxy="http://127.0.0.1:$port_nginx"
-for _ in $(seq 100); do curl -sf "$proxy/healthz" >/dev/null && break; sleep 0.1; done
+read -r PGPORT PORT_A PORT_B PORT_NGINX <<<"$(free_ports 4)"
 
-fail() { echo "check_nginx_upstream: FAILED: $*" >&2; exit 1; }
-json=(-H 'Content-Type: application/json')
-status=$(curl -s -o /dev/null -w '%{http_code}' "${json[@]}" -d '{"id":"through-nginx"}' "$proxy/v1/conversations")
-[ "$status" = 201 ] || fail "create answered $status"
-for n in $(seq 1 20); do
-    status=$(curl -s -o /dev/null -w '%{http_code}' "${json[@]}" -d "{\"sender\":\"ana\",\"body\":\"$n\"}" \
-        "$proxy/v1/conversations/through-nginx/messages")
-    [ "$status" = 201 ] || fail "post $n answered $status"
+# PostgreSQL refuses to run as root: as root, the cluster belongs to nobody.
+mkdir -p "$WORK/pg"
+if [ "$(id -u)" = 0 ]; then
+    chown nobody "$WORK/pg"
+    chmod 755 "$WORK"
+    AS_SERVER_USER=(runuser -u nobody --)
+fi
+"${AS_SERVER_USER[@]}" "$PGBIN/initdb" -D "$WORK/pg/data" -U postgres --auth=trust --encoding=UTF8 --locale=C \
+    --no-sync >"$WORK/initdb.log" 2>&1 || { cat "$WORK/initdb.log" >&2; fail "initdb"; }
+"${AS_SERVER_USER[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/postgres.log" -w -t 60 \
+    -o "-p $PGPORT -k $WORK/pg -c listen_addresses=127.0.0.1 -c max_connections=100" start >/dev/null \
+    || { cat "$WORK/pg/postgres.log" >&2; fail "PostgreSQL did not start"; }
+"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d "postgresql://postgres@/postgres?host=$WORK/pg&port=$PGPORT" \
+    -c "CREATE DATABASE history" || fail "CREATE DATABASE"
+DB="postgresql://postgres@/history?host=$WORK/pg&port=$PGPORT"
+pass "PostgreSQL on port $PGPORT, socket in $WORK/pg"
+
+# Two instances on the one database. Behind nginx every request comes from
+# nginx's address: no per-address connection limit.
+start_instance() { # name port
+    "$SERVER" --host 127.0.0.1 --port "$2" --database "$DB" --access-log on --max-connections-per-client 0 \
+        >"$WORK/$1.out" 2>"$WORK/$1.err" &
+    PIDS+=($!)
+}
+start_instance a "$PORT_A"
+start_instance b "$PORT_B"
+wait_healthy() { # port name
+    for _ in $(seq 1 100); do
+        curl -fsS "http://127.0.0.1:$1/healthz" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    cat "$WORK/$2.err" >&2
+    fail "instance $2 on port $1 did not answer /healthz"
+}
+wait_healthy "$PORT_A" a
+wait_healthy "$PORT_B" b
+pass "instances on ports $PORT_A and $PORT_B"
+
+# nginx with docs/nginx-upstream.conf, its ports rewritten, inside a main
+# file whose paths are all in the work folder.
+mkdir -p "$WORK/nginx"
+sed -e "s/127\.0\.0\.1:8081/127.0.0.1:$PORT_A/" -e "s/127\.0\.0\.1:8082/127.0.0.1:$PORT_B/" \
+    -e "s/listen 8080;/listen 127.0.0.1:$PORT_NGINX;/" "$CONF" >"$WORK/nginx/history.conf"
+grep -q "127.0.0.1:$PORT_A" "$WORK/nginx/history.conf" && grep -q "127.0.0.1:$PORT_B" "$WORK/nginx/history.conf" \
+    && grep -q "listen 127.0.0.1:$PORT_NGINX;" "$WORK/nginx/history.conf" \
+    || fail "docs/nginx-upstream.conf no longer has the ports 8081, 8082 and 'listen 8080;' this script rewrites"
+cat >"$WORK/nginx/nginx.conf" <<NGINX
+worker_processes 1;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+    log_format upstream '\$request_method \$uri \$status upstream=\$upstream_addr';
+    access_log $WORK/nginx/access.log upstream;
+    client_body_temp_path $WORK/nginx/body;
+    proxy_temp_path $WORK/nginx/proxy;
+    include $WORK/nginx/history.conf;
+}
+NGINX
+[ "$(id -u)" = 0 ] && echo "user nobody $(id -gn nobody);" | cat - "$WORK/nginx/nginx.conf" >"$WORK/nginx/nginx.tmp" \
+    && mv "$WORK/nginx/nginx.tmp" "$WORK/nginx/nginx.conf"
+"$NGINX" -t -q -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" 2>"$WORK/nginx/test.log" \
+    || { cat "$WORK/nginx/test.log" >&2; fail "nginx -t refused the configuration"; }
+"$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" || fail "nginx did not start"
+for _ in $(seq 1 50); do
+    curl -fsS "http://127.0.0.1:$PORT_NGINX/healthz" >/dev/null 2>&1 && break
+    sleep 0.1
 done
-# Each instance reads what went through either.
-for port in "$port_a" "$port_b"; do
-    count=$(curl -s "http://127.0.0.1:$port/v1/conversations/through-nginx" | python3 -c 'import json,sys; print(json.load(sys.stdin)["message_count"])')
-    [ "$count" = 20 ] || fail "instance on $port counts $count messages"
+NGINX_URL="http://127.0.0.1:$PORT_NGINX"
+pass "nginx on port $PORT_NGINX"
+
+json() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
+
+# 1. A conversation created through nginx.
+status=$(curl -sS -o "$WORK/created.json" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+    -d '{"id":"through-nginx","title":"behind a proxy"}' "$NGINX_URL/v1/conversations")
+[ "$status" = 201 ] || fail "creating a conversation through nginx answered $status: $(cat "$WORK/created.json")"
+[ "$(json "['id']" <"$WORK/created.json")" = through-nginx ] || fail "the created conversation: $(cat "$WORK/created.json")"
+pass "1. conversation created through nginx"
+
+# 2. Posted through A, read through B.
+posted=$(curl -fsS -X POST -H 'Content-Type: application/json' -d '{"sender":"ana","body":"hello from A"}' \
+    "http://127.0.0.1:$PORT_A/v1/conversations/through-nginx/messages") || fail "posting through instance A"
+id=$(json "['id']" <<<"$posted")
+page=$(curl -fsS "http://127.0.0.1:$PORT_B/v1/conversations/through-nginx/messages") || fail "reading through instance B"
+python3 -c "
+import json, sys
+page = json.loads(sys.argv[1])
+assert [(m['id'], m['body']) for m in page['messages']] == [($id, 'hello from A')], page
+" "$page" || fail "instance B's page lacks the post through A: $page"
+pass "2. post through A (id $id) read through B"
+
+# 3. A long-poll through nginx, woken by a post through B.
+version=$(curl -fsS "$NGINX_URL/v1/conversations/through-nginx" | json "['version']")
+start=$(date +%s.%N)
+curl -sS -o "$WORK/poll.json" -w '%{http_code}' \
+    "$NGINX_URL/v1/conversations/through-nginx/events?since=$version&wait=30" >"$WORK/poll.status" &
+poll=$!
+sleep 1
+kill -0 "$poll" 2>/dev/null || fail "the long-poll answered before anything was posted: $(cat "$WORK/poll.json")"
+curl -fsS -o /dev/null -X POST -H 'Content-Type: application/json' -d '{"sender":"bo","body":"hello from B"}' \
+    "http://127.0.0.1:$PORT_B/v1/conversations/through-nginx/messages" || fail "posting through instance B"
+wait "$poll" || fail "the long-poll through nginx failed"
+elapsed=$(python3 -c "import time; print(round(time.time() - $start, 2))")
+[ "$(cat "$WORK/poll.status")" = 200 ] || fail "the long-poll answered $(cat "$WORK/poll.status"): $(cat "$WORK/poll.json")"
+python3 -c "
+import json, sys
+events = json.load(open(sys.argv[1]))['events']
+assert [(e['type'], e['message']['body']) for e in events] == [('created', 'hello from B')], events
+assert float(sys.argv[2]) < 10, 'woken after %s s' % sys.argv[2]
+" "$WORK/poll.json" "$elapsed" || fail "the long-poll's answer: $(cat "$WORK/poll.json") after ${elapsed}s"
+pass "3. long-poll through nginx woken by a post through B (answered ${elapsed}s after it parked)"
+
+# 4. nginx spread requests over both instances.
+for _ in $(seq 1 10); do curl -fsS -o /dev/null "$NGINX_URL/v1/conversations/through-nginx/messages"; done
+for port in "$PORT_A" "$PORT_B"; do
+    count=$(grep -c "upstream=127.0.0.1:$port\$" "$WORK/nginx/access.log" || true)
+    [ "$count" -gt 0 ] || fail "nginx sent no request to 127.0.0.1:$port: $(cat "$WORK/nginx/access.log")"
+    echo "   nginx -> 127.0.0.1:$port: $count requests"
 done
-# Both instances served requests that came through nginx (access log lines).
-for port in "$port_a" "$port_b"; do
-    served=$(grep -c 'POST /v1/conversations/through-nginx/messages' "$work/server-$port.log" || true)
-    [ "$served" -ge 1 ] || fail "instance on $port served no post through nginx"
-    echo "instance on port $port served $served of the 20 posts"
-done
-echo "check_nginx_upstream: OK"
+grep -q "GET" "$WORK/a.out" && grep -q "GET" "$WORK/b.out" || fail "an instance's access log is empty"
+pass "4. both instances served requests through nginx"
+echo "all checks passed"

@@ -10,6 +10,9 @@ struct BenchSuite {
         var posters = 64
         var longPolls = 10_000
         var longPollConversations = 1_000
+        /// The delivery row's writers post through this instance (the
+        /// long-polls park on `endpoint`): cross-instance delivery.
+        var writerEndpoint: ServerEndpoint?
         var idleConnections = 10_000
         /// Rounds of the three page rows, run interleaved.
         var pageRounds = 5
@@ -183,13 +186,15 @@ struct BenchSuite {
         tail.settings.liveConversations = max(1, min(s.longPollConversations, catalog.entries.count))
         tail.writers = 8
         tail.rate = 200
+        tail.writerEndpoint = s.writerEndpoint
+        let across = s.writerEndpoint.map { " --writer-url \($0)" } ?? ""
         // The writers wait for the readers' first burst of pages: post for the row's full duration after it.
         let warmup = LoadRun.writerWarmup(readers: s.longPolls)
         tail.duration = s.duration + .nanoseconds(Int64(warmup))
         let tailSeconds = "\(Int(tail.duration.secondsDouble.rounded(.up)))s"
-        var delivery = try measure("Post-to-delivery, \(Format.grouped(s.longPolls)) long-polls parked on \(tail.settings.liveConversations) conversations",
+        var delivery = try measure("Post-to-delivery\(across.isEmpty ? "" : " across instances"), \(Format.grouped(s.longPolls)) long-polls parked on \(tail.settings.liveConversations) conversations",
                                    tail,
-                                   command: "run --url \(url) --scenario tail --clients \(s.longPolls) --live-conversations \(tail.settings.liveConversations) --writers 8 --rate 200 --duration \(tailSeconds)",
+                                   command: "run --url \(url) --scenario tail --clients \(s.longPolls) --live-conversations \(tail.settings.liveConversations) --writers 8 --rate 200 --duration \(tailSeconds)\(across)",
                                    kind: RequestKind.delivery.name) { report in
             "deliveries per second: \(Format.grouped(Int(report.kinds.first { $0.kind == RequestKind.post.name }?.count ?? 0))) posts at 200/s "
                 + "after a \(Format.fixed(Double(warmup) / 1e9, 1)) s warm-up, each to the ~\(max(1, s.longPolls / tail.settings.liveConversations)) "

@@ -33,6 +33,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Long-polls parked in the delivery row (the server's --max-connections must allow them).")
     var longPolls: Int = 10_000
 
+    @Option(help: "Another instance on the same PostgreSQL database: the delivery row's posts go through it while the long-polls park on --url (cross-instance delivery).")
+    var writerURL: ServerEndpoint?
+
     @Option(help: "Conversations those long-polls watch.")
     var longPollConversations: Int = 1_000
 
@@ -90,6 +93,7 @@ struct BenchCommand: ParsableCommand {
         settings.crowdMembers = crowdMembers
         settings.inboxPollers = inboxPollers
         settings.serverPID = serverPID
+        settings.writerEndpoint = writerURL
         settings.hs256 = try tokens.keys.hs256Signer().map { LoadCredentials(signer: $0, members: tokens.members) }
         settings.es256 = try tokens.keys.es256Signer().map { LoadCredentials(signer: $0, members: tokens.members) }
         let suite = BenchSuite(settings: settings)

@@ -33,6 +33,9 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Tail and inbox: posting clients beside the readers (default: clients / 8, inbox: clients / 4).")
     var writers: Int?
 
+    @Option(help: "tail, inbox: the writers post through this server instead, another instance on the same PostgreSQL database (cross-instance delivery).")
+    var writerURL: ServerEndpoint?
+
     @Option(help: "Extra idle keep-alive connections held open during the run.")
     var connections: Int = 0
 
@@ -84,6 +87,7 @@ struct RunCommand: ParsableCommand {
         var plan = LoadPlan(endpoint: url, scenario: scenario, clients: clients, duration: duration.duration, rate: rate)
         plan.mix = mix
         plan.writers = writers
+        plan.writerEndpoint = writerURL
         plan.idleConnections = connections
         plan.settings.pageSize = pageSize
         plan.settings.liveConversations = liveConversations

@@ -6,7 +6,7 @@ import Glibc
 struct SeedCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "seed",
-        abstract: "Fill a server (over HTTP) or a database file (--direct) with realistic conversations.",
+        abstract: "Fill a server (over HTTP) or a database (--direct: a SQLite file or postgres://...) with realistic conversations.",
         discussion: """
             One conversation takes 40% of the messages, the others follow a Zipf-like tail; bodies are \
             20 to 300 characters of words; about 10% are replies, 3% get edited and 1% deleted.
@@ -16,7 +16,7 @@ struct SeedCommand: ParsableCommand {
     @Option(help: "The server to fill, e.g. http://127.0.0.1:8080 (not with --direct).")
     var url: ServerEndpoint?
 
-    @Option(help: "Bulk-load this SQLite file through the store instead of HTTP (no server may be writing it).")
+    @Option(help: "Bulk-load this SQLite file, or PostgreSQL database (postgres://...) with COPY, instead of HTTP (no server may be writing it).")
     var direct: String?
 
     @Option(help: "How many conversations.")

@@ -13,6 +13,10 @@ struct LoadPlan: Sendable {
     var mix = MixWeights.standard
     /// `tail`: how many posting clients beside the readers.
     var writers: Int?
+    /// `tail`, `inbox`: the writers post through this server instead of
+    /// `endpoint`, another instance on the same database: delivery then
+    /// crosses instances (parked on one, posted through the other).
+    var writerEndpoint: ServerEndpoint?
     /// Extra idle keep-alive connections held open during the run.
     var idleConnections = 0
     var settings = RunSettings()
@@ -66,7 +70,9 @@ enum LoadRun {
             if role.paced, let rate = role.rate ?? plan.rate.map({ $0 / Double(max(1, pacedCount)) }) {
                 pacer = Pacer(rate: rate, start: control.startNanos + (role.rate != nil ? writerWarmup : 0), phase: Double(index % max(1, pacedCount)) / Double(max(1, pacedCount)))
             }
-            contexts.append(UserContext(index: index, endpoint: plan.endpoint, stats: stats, control: control,
+            // Only the paced writers beside readers (their own rate) post elsewhere.
+            let endpoint = role.rate != nil && role.scenario == .post ? plan.writerEndpoint ?? plan.endpoint : plan.endpoint
+            contexts.append(UserContext(index: index, endpoint: endpoint, stats: stats, control: control,
                                         catalog: catalog, settings: plan.settings, pacer: pacer))
         }
 
@@ -231,7 +237,8 @@ final class LoopThreadWork: @unchecked Sendable {
             return
         }
         for (context, user) in users {
-            context.driver = LoopConnection(loop: loop, endpoint: endpoint, shard: context.shard, pacer: context.connection.pacer,
+            context.driver = LoopConnection(loop: loop, endpoint: context.connection.endpoint, shard: context.shard,
+                                            pacer: context.connection.pacer,
                                             authorization: context.authorization)
             user.run(context)
         }

@@ -1,21 +1,41 @@
 import Dispatch
+import HistoryPostgres
 import HistoryStore
 import Synchronization
 import ToolSupport
 
-/// Loads a database file through the store's bulk loader, bypassing HTTP and
-/// group commit: millions of messages in seconds, the same shape (sizes,
-/// replies, edits, deletes) as seeding over HTTP.
+/// Loads a database directly, bypassing HTTP and group commit: millions of
+/// messages in seconds, the same shape (sizes, replies, edits, deletes) as
+/// seeding over HTTP, and the same data from the same seed whichever the
+/// store. A SQLite file is loaded through the store's bulk loader, a
+/// PostgreSQL database (`postgres://...`) with COPY (`PostgresCopyLoad`).
 ///
-/// Run it before starting the server on that file (or while none runs):
-/// SQLite allows one writer at a time.
+/// Run it before starting servers on that database (or while none
+/// appends): SQLite allows one writer at a time, and the block of ids a
+/// PostgreSQL load takes is only consecutive while nobody else takes ids.
 enum DirectSeeder {
     static let chunkSize = 5_000
 
     /// - Parameter members: user ids made members of every conversation
     ///   (tokens mode's virtual users), through the writer like the server's PUT.
     static func seed(_ plan: SeedPlan, path: String, progress: SeedProgress, members: [String] = []) throws -> HTTPSeeder.Outcome {
-        var outcome = HTTPSeeder.Outcome()
+        if PostgresStoreConfiguration.isPostgresURI(path) {
+            let store: PostgresHistoryStore
+            let copy: PostgresCopyLoad
+            do {
+                // Opening the store migrates the database; one reader is plenty.
+                store = try PostgresHistoryStore(configuration: PostgresStoreConfiguration(
+                    uri: path, readerCount: 1, applicationName: "history-load"))
+                copy = try PostgresCopyLoad(uri: path)
+            } catch {
+                throw LoadError("cannot open the PostgreSQL database: \(error)")
+            }
+            defer {
+                copy.close()
+                store.close()
+            }
+            return try seed(plan, store: store, loader: CopyMessageLoader(copy: copy), progress: progress, members: members)
+        }
         let store: SQLiteHistoryStore
         do {
             store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
@@ -23,6 +43,12 @@ enum DirectSeeder {
             throw LoadError("cannot open \(path): \(error)")
         }
         defer { store.close() }
+        return try seed(plan, store: store, loader: BulkMessageLoader(store: store), progress: progress, members: members)
+    }
+
+    private static func seed(_ plan: SeedPlan, store: any HistoryStore, loader: any DirectMessageLoader,
+                             progress: SeedProgress, members: [String]) throws -> HTTPSeeder.Outcome {
+        var outcome = HTTPSeeder.Outcome()
 
         // Conversations: through the writer, all queued at once, then awaited.
         let created = Mutex<[Result<Void, StoreError>]>([])
@@ -50,11 +76,16 @@ enum DirectSeeder {
 
         // Messages: one transaction per chunk; replies point at ids of earlier chunks.
         var changes: [(conversation: ConversationID, id: Int64, delete: Bool)] = []
-        for (index, size) in plan.sizes().enumerated() {
+        for (index, size) in plan.sizes().enumerated() where size > 0 {
             let conversation = ConversationID(plan.conversationID(index))!
             var random = SplitMix64(seed: plan.seed, stream: UInt64(index) + 1)
             var known: [Int64] = []
             var start = 0
+            do {
+                try loader.begin(conversation, count: size)
+            } catch {
+                throw LoadError("loading \(conversation): \(error)")
+            }
             while start < size {
                 let count = min(chunkSize, size - start)
                 var batch: [NewMessage] = []
@@ -68,23 +99,26 @@ enum DirectSeeder {
                     batch.append(NewMessage(sender: TextGenerator.sender(using: &random),
                                             body: TextGenerator.body(using: &random), replyTo: replyTo))
                 }
-                let ids: ClosedRange<Int64>?
+                let ids: ClosedRange<Int64>
                 do {
-                    ids = try store.bulkAppend(batch, to: conversation)
+                    ids = try loader.append(batch)
                 } catch {
                     throw LoadError("bulk append to \(conversation): \(error)")
                 }
-                if let ids {
-                    known.append(contentsOf: ids)
-                    outcome.messages += ids.count
-                    // A few edits and deletes, capped so a million-message load stays fast.
-                    for _ in 0..<max(1, count / 100) where changes.count < 20_000 {
-                        let roll = Int.random(in: 0..<(SeedMix.editPermille + SeedMix.deletePermille), using: &random)
-                        changes.append((conversation, Int64.random(in: ids, using: &random), roll >= SeedMix.editPermille))
-                    }
+                known.append(contentsOf: ids)
+                outcome.messages += ids.count
+                // A few edits and deletes, capped so a million-message load stays fast.
+                for _ in 0..<max(1, count / 100) where changes.count < 20_000 {
+                    let roll = Int.random(in: 0..<(SeedMix.editPermille + SeedMix.deletePermille), using: &random)
+                    changes.append((conversation, Int64.random(in: ids, using: &random), roll >= SeedMix.editPermille))
                 }
                 progress.add(count)
                 start += count
+            }
+            do {
+                try loader.finish()
+            } catch {
+                throw LoadError("loading \(conversation): \(error)")
             }
         }
 
@@ -119,7 +153,7 @@ enum DirectSeeder {
 
     /// Every user in every conversation, all queued at once so group commit
     /// batches them; idempotent, so seeding again adds nothing.
-    private static func addMembers(_ members: [String], plan: SeedPlan, store: SQLiteHistoryStore,
+    private static func addMembers(_ members: [String], plan: SeedPlan, store: any HistoryStore,
                                    outcome: inout HTTPSeeder.Outcome) throws {
         guard !members.isEmpty else { return }
         let users = try members.map { text in

@@ -248,7 +248,8 @@ public final class PGConnection {
         }
     }
 
-    private static func error(from result: OpaquePointer, connectionBroken: Bool, sql: String) -> PostgresError {
+    /// What a failed result says (also for PGConnection+Copy's results).
+    static func error(from result: OpaquePointer, connectionBroken: Bool, sql: String) -> PostgresError {
         func field(_ code: Int32) -> String? {
             PQresultErrorField(result, code).map { String(cString: $0) }
         }
@@ -260,7 +261,7 @@ public final class PGConnection {
                              constraint: field(clibpq_diag_constraint_name()), sql: sql)
     }
 
-    private static func trimmed(_ message: String) -> String {
+    static func trimmed(_ message: String) -> String {
         var text = Substring(message)
         while let last = text.last, last.isWhitespace { text.removeLast() }
         return String(text)

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# The measurements of performance.md's "PostgreSQL and several instances":
+# the same dataset seeded into a SQLite file and a throwaway PostgreSQL
+# cluster (fsync on, synchronous_commit on, as `nobody` when root, loopback
+# only), then `history-load bench` against a SQLite server, a PostgreSQL
+# server, and two PostgreSQL instances on the one database (cross-instance
+# delivery, and deep pages through both at once against one alone), with
+# each server's CPU per page (utime + stime from /proc, PostgreSQL's
+# processes included, divided by the pages served).
+#
+#   swift build -c release --product history-server --product history-load
+#   scripts/bench_several_instances.sh [OUT_DIR]     # about 7 minutes
+#
+# Environment: CONVERSATIONS (1000), MESSAGES (2500000: load-0000 holds 1M),
+# ROUNDS (5, bench's --page-rounds), PGBIN; ALTERNATE=N: only the deep
+# pages of the three set-ups, alternated in N rounds, with CPU per page. Everything it starts is stopped and deleted on exit.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BIN="$ROOT/.build/release"
+OUT="${1:-$(mktemp -d /tmp/history-bench-results.XXXXXX)}"
+mkdir -p "$OUT"
+CONVERSATIONS="${CONVERSATIONS:-1000}"
+MESSAGES="${MESSAGES:-2500000}"
+ROUNDS="${ROUNDS:-5}"
+PGBIN="${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
+for tool in "$BIN/history-server" "$BIN/history-load" "$PGBIN/initdb"; do
+    [ -x "$tool" ] || { echo "missing $tool (swift build -c release --product history-server --product history-load)" >&2; exit 1; }
+done
+WORK="$(mktemp -d /tmp/history-bench.XXXXXX)"
+PIDS=()
+AS_SERVER_USER=()
+cleanup() {
+    set +e
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+    [ -f "$WORK/pg/data/postmaster.pid" ] && "${AS_SERVER_USER[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m fast -w stop >/dev/null 2>&1
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/log.txt" >&2; }
+read -r PGPORT PORT_SQLITE PORT_A PORT_B <<<"$(python3 -c '
+import socket
+s = [socket.socket() for _ in range(4)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(" ".join(str(x.getsockname()[1]) for x in s))')"
+
+# A server's CPU seconds so far: the process, or for PostgreSQL the
+# postmaster with its live children and the children that exited.
+cpu_seconds() { # pid [postgres]
+    python3 - "$@" <<'PY'
+import os, sys
+hz = os.sysconf("SC_CLK_TCK")
+def stat(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+pid = sys.argv[1]
+fields = stat(pid)
+ticks = int(fields[11]) + int(fields[12])
+if len(sys.argv) > 2:
+    ticks += int(fields[13]) + int(fields[14])
+    for child in os.listdir("/proc"):
+        if child.isdigit():
+            try:
+                f = stat(child)
+            except OSError:
+                continue
+            if f[1] == pid:
+                ticks += int(f[11]) + int(f[12])
+print(ticks / hz)
+PY
+}
+postmaster() { head -1 "$WORK/pg/data/postmaster.pid"; }
+
+# PostgreSQL: durable settings (fsync and synchronous_commit on: the defaults).
+mkdir -p "$WORK/pg"
+if [ "$(id -u)" = 0 ]; then chown nobody "$WORK/pg"; chmod 755 "$WORK"; AS_SERVER_USER=(runuser -u nobody --); fi
+"${AS_SERVER_USER[@]}" "$PGBIN/initdb" -D "$WORK/pg/data" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
+"${AS_SERVER_USER[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/postgres.log" -w -t 60 -o "-p $PGPORT -k $WORK/pg \
+ -c listen_addresses=127.0.0.1 -c max_connections=100 -c shared_buffers=512MB -c fsync=on -c synchronous_commit=on \
+ -c max_wal_size=4GB -c wal_compression=on" start >/dev/null
+"$PGBIN/psql" -X -q -d "postgresql://postgres@/postgres?host=$WORK/pg&port=$PGPORT" -c "CREATE DATABASE history"
+DB="postgresql://postgres@/history?host=$WORK/pg&port=$PGPORT"
+"$PGBIN/psql" -X -At -d "$DB" -c "SELECT version(); SHOW fsync; SHOW synchronous_commit; SHOW shared_buffers" >"$OUT/postgres-settings.txt"
+
+SEED=(--conversations "$CONVERSATIONS" --messages "$MESSAGES" --quiet)
+log "seed SQLite"
+"$BIN/history-load" seed --direct "$WORK/history.sqlite" "${SEED[@]}" | tee "$OUT/seed-sqlite.txt"
+log "seed PostgreSQL (COPY)"
+"$BIN/history-load" seed --direct "$DB" "${SEED[@]}" | tee "$OUT/seed-postgres.txt"
+"$PGBIN/psql" -X -q -d "$DB" -c "VACUUM ANALYZE"
+
+SERVER_FLAGS=(--host 127.0.0.1 --max-connections 12000 --max-connections-per-client 0 --max-parked-polls-per-client 100000)
+start_server() { # name port database
+    "$BIN/history-server" "${SERVER_FLAGS[@]}" --port "$2" --database "$3" >"$WORK/$1.out" 2>"$WORK/$1.err" &
+    PIDS+=($!)
+    for _ in $(seq 1 200); do curl -fsS "http://127.0.0.1:$2/healthz" >/dev/null 2>&1 && return 0; sleep 0.1; done
+    cat "$WORK/$1.err" >&2; exit 1
+}
+stop_server() { # pid
+    kill "$1"; wait "$1" 2>/dev/null || true
+}
+BENCH=(--no-inbox --page-rounds "$ROUNDS" --quiet)
+
+# CPU per page: `run --scenario deep` for 20 s, the server's CPU seconds
+# (and PostgreSQL's) over that run, divided by the requests answered.
+cpu_per_page() { # name url server-pid [postgres]
+    local before_server before_pg after_server after_pg
+    before_server=$(cpu_seconds "$3"); before_pg=0
+    [ -n "${4:-}" ] && before_pg=$(cpu_seconds "$(postmaster)" postgres)
+    "$BIN/history-load" run --url "$2" --scenario deep --clients 32 --duration 20s --quiet --json "$OUT/cpu-$1.json" >"$OUT/cpu-$1.txt"
+    after_server=$(cpu_seconds "$3"); after_pg=0
+    [ -n "${4:-}" ] && after_pg=$(cpu_seconds "$(postmaster)" postgres)
+    python3 - "$1" "$OUT/cpu-$1.json" "$before_server" "$after_server" "$before_pg" "$after_pg" <<'PY' | tee -a "$OUT/cpu-per-page.txt"
+import json, sys
+name, path, bs, as_, bp, ap = sys.argv[1], sys.argv[2], *map(float, sys.argv[3:])
+report = json.load(open(path))
+requests = report["requests"]
+server, pg = as_ - bs, ap - bp
+print(f"{name}: {requests} pages in {report['duration_seconds']:.1f} s ({report['requests_per_second']:.0f}/s); "
+      f"server {server:.1f} CPU s = {server / requests * 1e6:.0f} us/page; PostgreSQL {pg:.1f} CPU s = {pg / requests * 1e6:.0f} us/page; "
+      f"total {(server + pg) / requests * 1e6:.0f} us/page")
+PY
+}
+
+if [ -n "${ALTERNATE:-}" ]; then
+    # Only the page comparison, alternated in rounds (the machine's speed
+    # drifts; each round sees every set-up at about the same moment):
+    # deep pages for 20 s on SQLite, on one PostgreSQL instance, and on two
+    # at once, each with its CPU per page.
+    start_server sqlite "$PORT_SQLITE" "$WORK/history.sqlite"; SQLITE_PID=${PIDS[-1]}
+    start_server a "$PORT_A" "$DB"; A_PID=${PIDS[-1]}
+    start_server b "$PORT_B" "$DB"; B_PID=${PIDS[-1]}
+    for round in $(seq 1 "$ALTERNATE"); do
+        log "round $round: SQLite, one PostgreSQL instance, two at once"
+        cpu_per_page "sqlite-$round" "http://127.0.0.1:$PORT_SQLITE" "$SQLITE_PID"
+        cpu_per_page "postgres-$round" "http://127.0.0.1:$PORT_A" "$A_PID" postgres
+        before_a=$(cpu_seconds "$A_PID"); before_b=$(cpu_seconds "$B_PID"); before_pg=$(cpu_seconds "$(postmaster)" postgres)
+        "$BIN/history-load" run --url "http://127.0.0.1:$PORT_A" --scenario deep --clients 16 --duration 20s --quiet \
+            --json "$OUT/two-a-$round.json" >/dev/null &
+        first=$!
+        "$BIN/history-load" run --url "http://127.0.0.1:$PORT_B" --scenario deep --clients 16 --duration 20s --quiet \
+            --json "$OUT/two-b-$round.json" >/dev/null
+        wait "$first"
+        after_a=$(cpu_seconds "$A_PID"); after_b=$(cpu_seconds "$B_PID"); after_pg=$(cpu_seconds "$(postmaster)" postgres)
+        python3 - "$OUT" "$round" "$before_a" "$after_a" "$before_b" "$after_b" "$before_pg" "$after_pg" <<'PY' | tee -a "$OUT/cpu-per-page.txt"
+import json, sys
+out, n = sys.argv[1], sys.argv[2]
+ba, aa, bb, ab, bp, ap = map(float, sys.argv[3:])
+a, b = (json.load(open(f"{out}/two-{x}-{n}.json")) for x in "ab")
+pages = a["requests"] + b["requests"]
+rate = a["requests_per_second"] + b["requests_per_second"]
+server, pg = (aa - ba) + (ab - bb), ap - bp
+print(f"two-{n}: {pages} pages ({rate:.0f}/s: {a['requests_per_second']:.0f} + {b['requests_per_second']:.0f}); "
+      f"servers {server:.1f} CPU s = {server / pages * 1e6:.0f} us/page; PostgreSQL {pg:.1f} CPU s = {pg / pages * 1e6:.0f} us/page; "
+      f"total {(server + pg) / pages * 1e6:.0f} us/page")
+PY
+    done
+    log "done: $OUT"
+    exit 0
+fi
+
+log "SQLite server: bench"
+start_server sqlite "$PORT_SQLITE" "$WORK/history.sqlite"; SQLITE_PID=${PIDS[-1]}
+"$BIN/history-load" bench --url "http://127.0.0.1:$PORT_SQLITE" "${BENCH[@]}" --server-pid "$SQLITE_PID" >"$OUT/bench-sqlite.md"
+cpu_per_page sqlite "http://127.0.0.1:$PORT_SQLITE" "$SQLITE_PID"
+stop_server "$SQLITE_PID"
+
+log "PostgreSQL, one instance: bench"
+start_server a "$PORT_A" "$DB"; A_PID=${PIDS[-1]}
+"$BIN/history-load" bench --url "http://127.0.0.1:$PORT_A" "${BENCH[@]}" --server-pid "$A_PID" >"$OUT/bench-postgres.md"
+cpu_per_page postgres "http://127.0.0.1:$PORT_A" "$A_PID" postgres
+
+log "PostgreSQL, two instances: cross-instance delivery (parked on A, posted through B)"
+start_server b "$PORT_B" "$DB"; B_PID=${PIDS[-1]}
+"$BIN/history-load" run --url "http://127.0.0.1:$PORT_A" --writer-url "http://127.0.0.1:$PORT_B" --scenario tail \
+    --clients 10000 --live-conversations 1000 --writers 8 --rate 200 --duration 8s --quiet >"$OUT/delivery-across.txt"
+
+log "deep pages: one instance alone, then both at once (16 + 16 connections)"
+"$BIN/history-load" run --url "http://127.0.0.1:$PORT_A" --scenario deep --clients 32 --duration 20s --quiet \
+    --json "$OUT/deep-one.json" >"$OUT/deep-one.txt"
+"$BIN/history-load" run --url "http://127.0.0.1:$PORT_A" --scenario deep --clients 16 --duration 20s --quiet \
+    --json "$OUT/deep-two-a.json" >"$OUT/deep-two-a.txt" &
+first=$!
+"$BIN/history-load" run --url "http://127.0.0.1:$PORT_B" --scenario deep --clients 16 --duration 20s --quiet \
+    --json "$OUT/deep-two-b.json" >"$OUT/deep-two-b.txt"
+wait "$first"
+log "appends: one instance alone, then both at once (32 + 32 posters)"
+"$BIN/history-load" run --url "http://127.0.0.1:$PORT_A" --scenario post --clients 64 --live-conversations 64 --duration 10s --quiet \
+    --json "$OUT/post-one.json" >"$OUT/post-one.txt"
+"$BIN/history-load" run --url "http://127.0.0.1:$PORT_A" --scenario post --clients 32 --live-conversations 64 --duration 10s --quiet \
+    --json "$OUT/post-two-a.json" >"$OUT/post-two-a.txt" &
+first=$!
+"$BIN/history-load" run --url "http://127.0.0.1:$PORT_B" --scenario post --clients 32 --live-conversations 64 --duration 10s --quiet \
+    --json "$OUT/post-two-b.json" >"$OUT/post-two-b.txt"
+wait "$first"
+python3 - "$OUT" <<'PY' | tee "$OUT/one-vs-two.txt"
+import json, sys
+out = sys.argv[1]
+rate = lambda name: json.load(open(f"{out}/{name}.json"))["requests_per_second"]
+for kind in ("deep", "post"):
+    one, two = rate(f"{kind}-one"), rate(f"{kind}-two-a") + rate(f"{kind}-two-b")
+    print(f"{kind}: one instance {one:.0f}/s, two instances {two:.0f}/s in total ({(two / one - 1) * 100:+.0f}%)")
+PY
+log "done: $OUT"
