@@ -27,7 +27,7 @@ import Testing
             try copy.add(Self.messages(1_000))
             // Replies to earlier ids, text COPY must escape, a client_id.
             try copy.add([
-                NewMessage(sender: "bo", body: "tab\there\nnew line \\ backslash \\N", replyTo: ids.lowerBound),
+                NewMessage(sender: "bo", body: "tab\there\nnew line \\ backslash \\N nul \u{0}.", replyTo: ids.lowerBound),
                 NewMessage(sender: "bo", body: "keyed", clientID: "k-1"),
             ])
             try copy.add(Self.messages(1_498, from: 1_002))
@@ -47,7 +47,7 @@ import Testing
             #expect(oldest.messages.map(\.id) == Array(ids.lowerBound..<(ids.lowerBound + 200)))
             #expect(!oldest.hasOlder && oldest.hasNewer)
             let escaped = try store.message(ids.lowerBound + 1_000, in: ConversationID("c")!)
-            #expect(escaped.body == "tab\there\nnew line \\ backslash \\N" && escaped.replyTo == ids.lowerBound)
+            #expect(escaped.body == "tab\there\nnew line \\ backslash \\N nul \u{0}." && escaped.replyTo == ids.lowerBound)
             #expect(escaped.version == 1_001 && !escaped.deleted && escaped.editedAt == nil)
             let keyed = try store.message(ids.lowerBound + 1_001, in: ConversationID("c")!)
             #expect(keyed.clientID == "k-1" && keyed.body == "keyed")

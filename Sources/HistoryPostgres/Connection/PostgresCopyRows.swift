@@ -48,6 +48,25 @@ public struct PostgresCopyRows {
         append(text)
     }
 
+    /// Text for a `bytea` column (the store keeps free text as its UTF-8
+    /// bytes, so U+0000 survives): bytea's hex form `\x4142`, its backslash
+    /// doubled for COPY.
+    public mutating func appendBytes(_ text: String) {
+        separate()
+        bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\"), UInt8(ascii: "x")])
+        for byte in text.utf8 {
+            bytes.append(Self.hexDigits[Int(byte >> 4)])
+            bytes.append(Self.hexDigits[Int(byte & 0x0F)])
+        }
+    }
+
+    public mutating func appendBytes(_ text: String?) {
+        guard let text else { return appendNull() }
+        appendBytes(text)
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     public mutating func appendNull() {
         separate()
         bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "N")])
