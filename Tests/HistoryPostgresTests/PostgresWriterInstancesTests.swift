@@ -139,14 +139,33 @@ extension PostgresTests {
                 let instance = WriterInstance(uri: uri)
                 defer { instance.close() }
                 let rows = try Rows(uri)
-                _ = try await instance.create("blocker").get()
                 _ = try await instance.create("c").get()
-                // The writer's session waits for the held row; it is ended there.
-                let answer = Mutex<Result<AppendOutcome, StoreError>?>(nil)
-                let holder = try await holdNextBatch(of: instance, uri: uri) { result in answer.withLock { $0 = result } }
-                let waiting = try rows.int64("""
-                    SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-                    """)
+                // The writer's idle session ended (a server restart): the next
+                // batch is written on a fresh one, nothing to see for callers.
+                let idle = try #require(try rows.int64("""
+                    SELECT pid FROM pg_stat_activity
+                    WHERE datname = current_database() AND application_name = 'history-server' AND pid <> pg_backend_pid()
+                    """))
+                #expect(try rows.connection.query("SELECT pg_terminate_backend($1::integer, 10000)", [.int32(Int32(idle))]).bool(0, 0))
+                #expect(try await instance.append("after a restart", to: "c").get().message.version == 1)
+
+                // Ended in the middle of a batch (its create waits for another
+                // session's uncommitted row of the same id): answered
+                // .unavailable, nothing stored, and the next batch works.
+                let other = try PGConnection(uri: uri)
+                try other.execute(sql: "BEGIN")
+                try other.execute(sql: "INSERT INTO conversations (id, created_at) VALUES ('b', 0)")
+                let answer = Mutex<Result<Conversation, StoreError>?>(nil)
+                instance.writer.submit(.createConversation(id: ConversationID("b")!, title: nil, owner: nil) { result in
+                    answer.withLock { $0 = result }
+                })
+                var waiting: Int64?
+                for _ in 0..<3_000 where waiting == nil {
+                    waiting = try rows.int64("""
+                        SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+                        """)
+                    if waiting == nil { try await Task.sleep(for: .milliseconds(10)) }
+                }
                 #expect(try rows.connection.query("SELECT pg_terminate_backend($1::integer, 10000)",
                                                   [.int32(Int32(try #require(waiting)))]).bool(0, 0))
                 for _ in 0..<3_000 where answer.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
@@ -154,10 +173,71 @@ extension PostgresTests {
                     Issue.record("not answered unavailable: \(String(describing: answer.withLock { $0 }))")
                     return
                 }
-                try holder.execute(sql: "COMMIT")
-                // Nothing of the failed batches was stored; a fresh connection serves the next.
-                #expect(try rows.int64("SELECT count(*) FROM messages") == 0)
-                #expect(try await instance.append("after", to: "c").get().message.version == 1)
+                try other.execute(sql: "ROLLBACK")
+                #expect(try rows.int64("SELECT count(*) FROM conversations") == 1)
+                #expect(try await instance.create("b").get().id.rawValue == "b")
+                #expect(try rows.int64("SELECT count(*) FROM messages") == 1)
+            }
+        }
+
+        @Test func aBatchThatLosesADeadlockIsWrittenAgain() async throws {
+            try await withTestDatabase { uri in
+                try WriterInstance.migrate(uri)
+                let rows = try Rows(uri)
+                // Which of the two PostgreSQL aborts depends on whose
+                // deadlock_timeout runs out first: the writer's sessions
+                // check after 10 s (room for the other to start waiting on a
+                // busy machine), the other after 60 s.
+                let database = try #require(rows.strings("SELECT current_database()").first ?? nil)
+                try rows.connection.execute(sql: "ALTER DATABASE \"\(database)\" SET deadlock_timeout = '10s'")
+                let instance = WriterInstance(uri: uri)
+                defer { instance.close() }
+                // Another instance's transaction: it inserts conversation "b"
+                // (uncommitted), then, once the writer waits on that row, asks
+                // for the activity row the writer holds: a cycle. The writer,
+                // waiting first, is the one PostgreSQL aborts.
+                let inserted = DispatchSemaphore(value: 0)
+                let proceed = DispatchSemaphore(value: 0)
+                let finished = DispatchSemaphore(value: 0)
+                let otherError = Mutex<String?>(nil)
+                Thread {
+                    do {
+                        let other = try PGConnection(uri: uri)
+                        try other.execute(sql: "SET deadlock_timeout = '60s'")
+                        try other.execute(sql: "BEGIN")
+                        try other.execute(sql: "INSERT INTO conversations (id, created_at) VALUES ('b', 0)")
+                        inserted.signal()
+                        proceed.wait()
+                        try other.execute(sql: "UPDATE activity_counter SET value = value + 1 WHERE id = 1")
+                        try other.execute(sql: "COMMIT")
+                    } catch {
+                        otherError.withLock { $0 = "\(error)" }
+                    }
+                    finished.signal()
+                }.start()
+                await withCheckedContinuation { continuation in
+                    DispatchQueue.global().async { inserted.wait(); continuation.resume() }
+                }
+                let answer = Mutex<Result<Conversation, StoreError>?>(nil)
+                instance.writer.submit(.createConversation(id: ConversationID("b")!, title: nil, owner: nil) { result in
+                    answer.withLock { $0 = result }
+                })
+                for _ in 0..<3_000 {
+                    let waiting = try rows.int64("""
+                        SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+                        """)
+                    if waiting == 1 { break }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                proceed.signal()
+                await withCheckedContinuation { continuation in
+                    DispatchQueue.global().async { finished.wait(); continuation.resume() }
+                }
+                for _ in 0..<3_000 where answer.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
+                #expect(otherError.withLock { $0 } == nil)
+                // Written again after the other committed: the id is taken.
+                #expect(answer.withLock { $0 } == .failure(.conversationExists(ConversationID("b")!)))
+                #expect(try rows.int64("SELECT count(*) FROM conversations") == 1)
             }
         }
 

@@ -35,8 +35,10 @@ import HistoryStore
 ///
 /// A database error is not a request's: it fails the batch. A deadlock or
 /// serialization failure is rolled back and the batch may be written again
-/// (`Outcome.mayRetry`); a connection lost during `COMMIT` leaves the
-/// outcome unknown and is answered `.unavailable`, never retried here.
+/// (`Outcome.mayRetry`), as may one whose session was found lost before it
+/// wrote anything; a connection lost later, during `COMMIT` above all,
+/// leaves the outcome unknown and is answered `.unavailable`, never
+/// retried here.
 ///
 /// Not `Sendable`: made, used and dropped on the writer's queue, with the
 /// connection the pool lent it.
@@ -123,8 +125,10 @@ final class PostgresBatch {
 
     func perform(_ batch: [WriteRequest]) -> Outcome {
         var outcome = Outcome()
+        var begun = false
         do throws(PostgresError) {
             try begin(locking: batch)
+            begun = true
             try prefetchClientIDs(of: batch)
             var answers: [(@Sendable () -> Void)?] = []
             for request in batch {
@@ -150,7 +154,11 @@ final class PostgresBatch {
             return outcome
         } catch {
             rollBack()
+            // A session lost before it wrote anything (one the server ended
+            // while it sat idle in the pool, after a restart) is replaced by
+            // the pool: the batch is simply written on the next one.
             let retry = error.kind == .deadlockDetected || error.kind == .serializationFailure
+                || (!begun && error.kind == .connectionLost)
             return .failed(batch, with: Self.storeError(error), mayRetry: retry)
         }
     }
