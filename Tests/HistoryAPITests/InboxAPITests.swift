@@ -62,8 +62,7 @@ import Testing
             let client = try server.connect()
             defer { client.close() }
             try client.makeConversations(["big"], members: ["ana"])
-            let store = try #require(server.application.store as? SQLiteHistoryStore)
-            let ids = try #require(try store.bulkAppend((0..<1000).map { NewMessage(sender: "bob", body: "m\($0)") },
+            let ids = try #require(try server.application.store.bulkLoad((0..<1000).map { NewMessage(sender: "bob", body: "m\($0)") },
                                                         to: ConversationID("big")!))
             let row = try #require(try client.inbox("ana").conversations.first)
             #expect(row.unread_count == 999 && row.unread_capped)

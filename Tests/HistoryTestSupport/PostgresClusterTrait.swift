@@ -1,9 +1,11 @@
 import Testing
 
-/// Starts one `PostgresTestCluster` around a whole suite (its nested suites
-/// included) and stops it when the suite ends, also when tests fail: a
-/// cluster takes seconds to create, a database in it milliseconds, so tests
-/// share the server and each makes its own database (`withTestDatabase`).
+/// Gives a whole suite (its nested suites included) the process's shared
+/// `PostgresTestCluster` (`PostgresTestCluster.shared()`, started on first
+/// use, stopped when the process exits): a cluster takes seconds to create,
+/// a database in it milliseconds, so tests share the server and each makes
+/// its own database (`withTestDatabase`). A test that stops the server
+/// makes a cluster of its own with `withPostgresCluster`.
 ///
 /// ```swift
 /// @Suite(.postgresCluster) struct PostgresStoreTests {
@@ -23,10 +25,8 @@ public struct PostgresClusterTrait: SuiteTrait, TestTrait, TestScoping {
             try await function()
             return
         }
-        try await withPostgresCluster { cluster in
-            try await PostgresTestCluster.$current.withValue(cluster) {
-                try await function()
-            }
+        try await PostgresTestCluster.$current.withValue(try PostgresTestCluster.shared()) {
+            try await function()
         }
     }
 }

@@ -117,7 +117,7 @@ public final class PostgresTestCluster: Sendable {
     /// connections.
     public func start() throws {
         let options = "-p \(port) -k '\(directory.path)' -c listen_addresses=127.0.0.1 -c fsync=off"
-            + " -c max_connections=200 -c shared_buffers=32MB"
+            + " -c max_connections=400 -c shared_buffers=32MB"
         do {
             try run("pg_ctl", ["-D", dataDirectory, "-l", logPath, "-w", "-t", "120", "-o", options, "start"])
         } catch {

@@ -5,8 +5,9 @@ import HistoryClient
 import HistoryStore
 
 /// The whole history server in-process on 127.0.0.1 and a free port, over a
-/// real SQLite file in a temporary folder, with a `HistoryClient` pointed at
-/// it; made by `withRunningServer`.
+/// real SQLite file in a temporary folder (or, with `HISTORY_TEST_STORE=postgres`,
+/// a new database in the process's PostgreSQL cluster: `serverDatabase(in:)`),
+/// with a `HistoryClient` pointed at it; made by `withRunningServer`.
 ///
 /// `restart()` stops it (gracefully, as SIGTERM would) and starts a new one
 /// on the same database file, on the same port when the system gives it back,
@@ -37,12 +38,13 @@ public final class RunningServer: @unchecked Sendable {
     public var port: Int { application.port }
     public var databasePath: String { application.configuration.databasePath }
 
-    /// Starts `configuration` with its port set to 0 and its database in `directory`.
+    /// Starts `configuration` with its port set to 0 and its database in
+    /// `directory` (or in PostgreSQL).
     init(configuration: ServerConfiguration, directory: TemporaryDirectory,
          clientConfiguration: HistoryClientConfiguration) throws {
         var configuration = configuration
         configuration.port = 0
-        configuration.databasePath = directory.databasePath
+        configuration.databasePath = try serverDatabase(in: directory.url)
         self.directory = directory
         application = try Self.start(configuration)
         client = HistoryClient(baseURL: URL(string: application.address)!, configuration: clientConfiguration)

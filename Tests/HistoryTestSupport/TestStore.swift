@@ -1,3 +1,4 @@
+import Foundation
 import HistoryPostgres
 import HistoryStore
 import Testing
@@ -12,6 +13,35 @@ public enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConver
     case postgres
 
     public var testDescription: String { rawValue }
+
+    /// The store every server of `withRunningServer` (and the other
+    /// in-process server helpers) runs on in this test process:
+    /// `HISTORY_TEST_STORE=postgres` runs the whole HTTP suite on
+    /// PostgreSQL, one database per server in the process's shared cluster;
+    /// unset or `sqlite`, on SQLite files. Anything else stops the run: a
+    /// typo must not pass as a SQLite run.
+    public static let forServers: StoreBackend = {
+        let value = ProcessInfo.processInfo.environment["HISTORY_TEST_STORE"] ?? ""
+        if value.isEmpty { return .sqlite }
+        guard let backend = StoreBackend(rawValue: value) else {
+            fatalError("HISTORY_TEST_STORE=\(value): expected sqlite or postgres")
+        }
+        return backend
+    }()
+
+    /// Whether the servers run on SQLite: `.enabled(if: StoreBackend.serversUseSQLite, "...")`
+    /// for the tests that are about SQLite itself (its file, its pragmas).
+    public static var serversUseSQLite: Bool { forServers == .sqlite }
+}
+
+/// Where a server of the tests keeps its data: `directory`'s SQLite file,
+/// or a new, empty database in the process's shared PostgreSQL cluster when
+/// the run is on PostgreSQL (`StoreBackend.forServers`).
+public func serverDatabase(in directory: URL) throws -> String {
+    switch StoreBackend.forServers {
+    case .sqlite: directory.appendingPathComponent("history.sqlite").path
+    case .postgres: try PostgresTestCluster.shared().createDatabase()
+    }
 }
 
 /// Runs `body` with a new, empty store of `backend` (`durability` is

@@ -3,6 +3,7 @@ import Foundation
 import HistoryAPI
 import HistoryClient
 import HistoryStore
+import HistoryTestSupport
 
 /// A history server in tokens mode on 127.0.0.1 (an HS256 secret file in a
 /// temporary folder), and the means to mint its tokens the way an app's
@@ -26,7 +27,7 @@ final class TokensModeServer: @unchecked Sendable {
         let secretFile = directory.appendingPathComponent("secrets.txt")
         try "\(Self.keyID) \(Self.secret)\n".write(to: secretFile, atomically: true, encoding: .utf8)
         let configuration = ServerConfiguration(
-            port: 0, databasePath: directory.appendingPathComponent("history.sqlite").path, durability: .normal,
+            port: 0, databasePath: try serverDatabase(in: directory), durability: .normal,
             logLevel: .error, accessLog: false, jwtHS256SecretFile: secretFile.path)
         app = try HistoryApplication(configuration: configuration)
         try app.start()
