@@ -114,46 +114,6 @@ struct ReadPoolTests {
         #expect(ran.load(ordering: .relaxed) == 5)
     }
 
-    /// Two connections, each with one job queued at a time like a real
-    /// one (the next is submitted when the last is done): `heavy`'s jobs
-    /// take 200 ms, `cheap`'s next to nothing. In submission order they would
-    /// alternate; by least recent pool time, once `heavy` has been charged
-    /// for its first job, every `cheap` job goes ahead of its next one.
-    @Test func aCheapConnectionIsNotQueuedBehindAnExpensiveOne() throws {
-        let pool = ReadPool(threads: 1)
-        defer { pool.stop() }
-        let gate = DispatchSemaphore(value: 0)
-        pool.submit(key: "blocker") { gate.wait() }
-        #expect(eventually { pool.runningCount == 1 })
-
-        let order = Mutex<[String]>([])
-        let done = DispatchGroup()
-        let heavyRounds = 3, cheapRounds = 10
-        @Sendable func stream(_ key: String, remaining: Int, work: @escaping @Sendable () -> Void) {
-            pool.submit(key: key) {
-                work()
-                order.withLock { $0.append(key) }
-                if remaining > 1 {
-                    stream(key, remaining: remaining - 1, work: work)
-                } else {
-                    done.leave()
-                }
-            }
-        }
-        done.enter()
-        stream("heavy", remaining: heavyRounds) { Thread.sleep(forTimeInterval: 0.2) }
-        done.enter()
-        stream("cheap", remaining: cheapRounds) {}
-        #expect(pool.queuedCount == 2)
-        gate.signal()
-        #expect(done.wait(timeout: .now() + 30) == .success)
-
-        // `heavy` was submitted first, and nobody had used the pool yet.
-        let expected = ["heavy"] + Array(repeating: "cheap", count: cheapRounds)
-            + Array(repeating: "heavy", count: heavyRounds - 1)
-        #expect(order.withLock { $0 } == expected)
-    }
-
     @Test func afterStopQueuedJobsStillRunAndNewOnesRunOnTheCaller() throws {
         let pool = ReadPool(threads: 1)
         let gate = DispatchSemaphore(value: 0)

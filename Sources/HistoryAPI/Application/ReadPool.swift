@@ -23,13 +23,6 @@ import Synchronization
 /// the event loops run on, one thread per core) does not grow on Linux
 /// when its threads block, so a blocked read there takes a loop's thread.
 ///
-/// Order: fair, not first come first served. Each job names who it is
-/// for (`key`: its connection), and a free thread takes the waiting job
-/// whose key used the least pool time recently (`FairShare`). A swarm of
-/// connections asking for the most expensive pages keeps one job each in
-/// the queue, but a connection asking for cheap pages has used less time
-/// than any of them, so its job goes first instead of behind all of theirs.
-///
 /// The threads hold the queue, not the pool: when the pool is released
 /// (or `stop()` is called) they finish the queued jobs and exit.
 public final class ReadPool: Sendable {
@@ -57,14 +50,11 @@ public final class ReadPool: Sendable {
         queue.stop(threads: threadCount)
     }
 
-    /// Runs `job` on one of the threads as they free up, the least
-    /// charged `key` first (ties in submission order), and charges `key`
-    /// the time the job takes. `key` names the connection the job answers
-    /// (its remote address); jobs without one share a key. After `stop()`,
-    /// runs it at once on the caller's thread, so that a long-poll answered
-    /// during shutdown is never lost.
-    public func submit(key: String = "", _ job: @escaping @Sendable () -> Void) {
-        queue.submit(key: key, job)
+    /// Runs `job` on one of the threads, in submission order as threads
+    /// free up. After `stop()`, runs it at once on the caller's thread, so
+    /// that a long-poll answered during shutdown is never lost.
+    public func submit(_ job: @escaping @Sendable () -> Void) {
+        queue.submit(job)
     }
 
     /// Jobs submitted and not yet started.
@@ -80,22 +70,13 @@ public final class ReadPool: Sendable {
     }
 }
 
-/// The jobs the threads of a `ReadPool` take, in `FairShare` order: a
-/// `Mutex` for the list, a semaphore counting jobs (plus one per thread at
-/// `stop`).
+/// The FIFO the threads of a `ReadPool` take jobs from: a `Mutex` for the
+/// list, a semaphore counting jobs (plus one per thread at `stop`).
 private final class JobQueue: Sendable {
-    private struct Waiting {
-        var key: String
-        /// Submission order, which breaks ties between equal charges.
-        var sequence: UInt64
-        var job: @Sendable () -> Void
-    }
-
     private struct State {
-        /// Unordered: a pick scans them all (at most one per connection).
-        var waiting: [Waiting] = []
-        var nextSequence: UInt64 = 0
-        var shares = FairShare()
+        var jobs: [@Sendable () -> Void] = []
+        /// The next job to run: jobs before it ran already (compacted in bulk).
+        var head = 0
         var running = 0
         var stopped = false
     }
@@ -103,17 +84,16 @@ private final class JobQueue: Sendable {
     private let state = Mutex(State())
     private let ready = DispatchSemaphore(value: 0)
 
-    func submit(key: String, _ job: @escaping @Sendable () -> Void) {
+    func submit(_ job: @escaping @Sendable () -> Void) {
         let queued = state.withLock { state -> Bool in
             guard !state.stopped else { return false }
-            state.waiting.append(Waiting(key: key, sequence: state.nextSequence, job: job))
-            state.nextSequence &+= 1
+            state.jobs.append(job)
             return true
         }
         if queued { ready.signal() } else { job() }
     }
 
-    var queuedCount: Int { state.withLock { $0.waiting.count } }
+    var queuedCount: Int { state.withLock { $0.jobs.count - $0.head } }
 
     var runningCount: Int { state.withLock { $0.running } }
 
@@ -129,37 +109,27 @@ private final class JobQueue: Sendable {
         for _ in 0..<threads { ready.signal() }
     }
 
-    /// A thread's life: take the least charged key's job, run it, charge
-    /// its key the time it took, until stopped and empty.
+    /// A thread's life: take the oldest job, run it, until stopped and empty.
     func work() {
         while true {
             ready.wait()
-            let picked = state.withLock { state -> Waiting? in
-                guard !state.waiting.isEmpty else { return nil }
-                let now = FairShare.now()
-                var best = 0
-                var bestCharge = state.shares.charge(of: state.waiting[0].key, at: now)
-                for index in state.waiting.indices.dropFirst() {
-                    let candidate = state.waiting[index]
-                    let charge = state.shares.charge(of: candidate.key, at: now)
-                    if charge < bestCharge
-                        || (charge == bestCharge && candidate.sequence < state.waiting[best].sequence) {
-                        best = index
-                        bestCharge = charge
-                    }
+            let job = state.withLock { state -> (@Sendable () -> Void)? in
+                guard state.head < state.jobs.count else { return nil }
+                let job = state.jobs[state.head]
+                state.head += 1
+                if state.head == state.jobs.count {
+                    state.jobs.removeAll(keepingCapacity: state.jobs.capacity <= 4096)
+                    state.head = 0
+                } else if state.head >= 1024 && state.head * 2 >= state.jobs.count {
+                    state.jobs.removeFirst(state.head)
+                    state.head = 0
                 }
-                state.waiting.swapAt(best, state.waiting.count - 1)
                 state.running += 1
-                return state.waiting.removeLast()
+                return job
             }
-            guard let picked else { return }
-            let started = FairShare.now()
-            picked.job()
-            let ended = FairShare.now()
-            state.withLock { state in
-                state.running -= 1
-                state.shares.charge(picked.key, nanoseconds: ended - started, at: ended)
-            }
+            guard let job else { return }
+            job()
+            state.withLock { $0.running -= 1 }
         }
     }
 }

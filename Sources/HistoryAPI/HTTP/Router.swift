@@ -112,7 +112,7 @@ public struct Router: Sendable {
             }
         }
         if chosen.cost == .mayWait, let readPool {
-            readPool.submit(key: context.remoteAddress, run)
+            readPool.submit(run)
         } else {
             run()
         }

@@ -121,7 +121,7 @@ final class LongPoll<Feed: PolledFeed>: ParkedPoll {
         let token = feed.wait(after: position, timeout: remaining) { outcome in
             // Off the store's queue: the re-read and the encoding are ours
             // to pay for, on the read pool, never on an event loop's thread.
-            self.environment.readPool.submit(key: self.request.context.remoteAddress) { self.woke(outcome) }
+            self.environment.readPool.submit { self.woke(outcome) }
         }
         let cancelNow = state.withLock { state in
             state.token = token
