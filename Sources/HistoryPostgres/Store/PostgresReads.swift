@@ -155,24 +155,24 @@ package struct PostgresReads {
         switch query.cursor {
         case .newest:
             let (conversation, rows) = try messages(SQL.descending, id, [.int64(.max), .int64(limit)])
-            return page(rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+            return Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
 
         case .before(let before):
             let (conversation, rows) = try messages(SQL.descending, id, [.int64(before), .int64(limit)])
-            return page(rows, in: conversation, emptyHasOlder: false,
+            return Page(rows: rows, in: conversation, emptyHasOlder: false,
                         emptyHasNewer: conversation.newestID.map { $0 >= before } ?? false)
 
         case .after(let after):
             guard let window = query.window else {
                 let (conversation, rows) = try messages(SQL.ascending, id, [.int64(after), .int64(.max), .int64(limit)])
-                return page(rows, in: conversation,
+                return Page(rows: rows, in: conversation,
                             emptyHasOlder: conversation.oldestID.map { $0 <= after } ?? false, emptyHasNewer: false)
             }
             let (conversation, result) = try conversationRead(SQL.afterWithinWindow, id,
                                                               [.int64(after), .int64(limit), .int64(Int64(window))])
             let rows = messageRows(result, in: id)
             let reset = result.int64(0, PostgresRows.conversationColumnCount + PostgresRows.messageColumnCount) > window
-            var answer = page(rows, in: conversation,
+            var answer = Page(rows: rows, in: conversation,
                               emptyHasOlder: !reset && (conversation.oldestID.map { $0 <= after } ?? false),
                               emptyHasNewer: false)
             answer.reset = reset
@@ -202,30 +202,17 @@ package struct PostgresReads {
         let anchor = ordered.filter { id($0) == anchorID }
         let newer = ordered.filter { id($0) > anchorID }
         let anchorCount = anchor.count
-        var olderTake = min(older.count, limit / 2)
-        let newerTake = min(newer.count, limit - anchorCount - olderTake)
-        olderTake = min(older.count, limit - anchorCount - newerTake)
+        let (olderTake, newerTake) = Page.aroundSplit(older: older.count, anchor: anchorCount, newer: newer.count, limit: limit)
         var rows = MessageRows(conversationID: conversation.id)
         rows.reserveCapacity(olderTake + anchorCount + newerTake)
         for row in older.suffix(olderTake) + anchor + newer.prefix(newerTake) {
             PostgresRows.append(result, row: row, at: PostgresRows.conversationColumnCount, to: &rows)
         }
-        var page = page(rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+        var page = Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
         page.anchor = Page.Anchor(id: anchorID, found: anchorCount == 1, index: anchorCount == 1 ? olderTake : nil)
         return page
     }
 
-    /// Flags from the conversation's oldest/newest ids: exact and O(1).
-    private func page(_ rows: MessageRows, in conversation: Conversation,
-                      emptyHasOlder: Bool, emptyHasNewer: Bool) -> Page {
-        guard let first = rows.records.first, let last = rows.records.last else {
-            return Page(rows: rows, hasOlder: emptyHasOlder, hasNewer: emptyHasNewer, version: conversation.version)
-        }
-        return Page(rows: rows,
-                    hasOlder: conversation.oldestID.map { $0 < first.id } ?? false,
-                    hasNewer: conversation.newestID.map { $0 > last.id } ?? false,
-                    version: conversation.version)
-    }
 
     // MARK: - Changes
 

@@ -50,25 +50,25 @@ struct StoreReads {
         switch query.cursor {
         case .newest:
             let rows = try newest(seq: seq, limit: limit, conversation: id)
-            return page(rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+            return Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
 
         case .before(let before):
             var rows = try below(seq: seq, id: before, limit: limit, conversation: id)
             rows.reverse()
-            return page(rows, in: conversation, emptyHasOlder: false,
+            return Page(rows: rows, in: conversation, emptyHasOlder: false,
                         emptyHasNewer: conversation.newestID.map { $0 >= before } ?? false)
 
         case .after(let after):
             if let window = query.window {
                 if try countAbove(seq: seq, id: after, atMost: window + 1) > window {
                     let rows = try newest(seq: seq, limit: limit, conversation: id)
-                    var result = page(rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+                    var result = Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
                     result.reset = true
                     return result
                 }
             }
             let rows = try above(seq: seq, id: after, limit: limit, conversation: id)
-            var result = page(rows, in: conversation,
+            var result = Page(rows: rows, in: conversation,
                               emptyHasOlder: conversation.oldestID.map { $0 <= after } ?? false,
                               emptyHasNewer: false)
             if query.window != nil { result.reset = false }
@@ -99,30 +99,17 @@ struct StoreReads {
         let anchor = try one(seq: seq, id: anchorID, conversation: id)
         let newer = try above(seq: seq, id: anchorID, limit: limit, conversation: id)
         let anchorCount = anchor.count
-        var olderTake = min(older.count, limit / 2)
-        let newerTake = min(newer.count, limit - anchorCount - olderTake)
-        olderTake = min(older.count, limit - anchorCount - newerTake)
+        let (olderTake, newerTake) = Page.aroundSplit(older: older.count, anchor: anchorCount, newer: newer.count, limit: limit)
         var rows = MessageRows(conversationID: id)
         rows.reserveCapacity(olderTake + anchorCount + newerTake)
         for index in (0..<olderTake).reversed() { rows.append(older, at: index) }
         if anchorCount == 1 { rows.append(anchor, at: 0) }
         for index in 0..<newerTake { rows.append(newer, at: index) }
-        var result = page(rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+        var result = Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
         result.anchor = Page.Anchor(id: anchorID, found: anchorCount == 1, index: anchorCount == 1 ? olderTake : nil)
         return result
     }
 
-    /// Flags from the kept oldest/newest ids: exact and O(1).
-    private func page(_ rows: MessageRows, in conversation: Conversation,
-                      emptyHasOlder: Bool, emptyHasNewer: Bool) -> Page {
-        guard let first = rows.records.first, let last = rows.records.last else {
-            return Page(rows: rows, hasOlder: emptyHasOlder, hasNewer: emptyHasNewer, version: conversation.version)
-        }
-        return Page(rows: rows,
-                    hasOlder: conversation.oldestID.map { $0 < first.id } ?? false,
-                    hasNewer: conversation.newestID.map { $0 > last.id } ?? false,
-                    version: conversation.version)
-    }
 
     // MARK: - Changes
 
