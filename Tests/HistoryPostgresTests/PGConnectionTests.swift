@@ -19,6 +19,20 @@ extension PostgresTests {
             }
         }
 
+        /// A peer that vanishes without closing must be noticed: TCP
+        /// keepalives are on unless the URI says otherwise.
+        @Test func keepalivesAreOnByDefaultAndTheURIMayChangeThem() async throws {
+            try await withTestDatabase { _ in
+                let cluster = try #require(PostgresTestCluster.current)
+                let byDefault = try PGConnection(uri: cluster.tcpURI())
+                #expect(byDefault.connectionOption("keepalives") == "1")
+                #expect(byDefault.connectionOption("keepalives_idle") == "15")
+                #expect(byDefault.connectionOption("keepalives_count") == "3")
+                let tuned = try PGConnection(uri: cluster.tcpURI() + (cluster.tcpURI().contains("?") ? "&" : "?") + "keepalives_idle=42")
+                #expect(tuned.connectionOption("keepalives_idle") == "42")
+            }
+        }
+
         @Test func parametersAndResultsRoundTripInBothFormats() async throws {
             try await withTestDatabase { uri in
                 let connection = try PGConnection(uri: uri)

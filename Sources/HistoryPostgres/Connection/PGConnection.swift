@@ -64,8 +64,14 @@ public final class PGConnection {
     public init(uri: String, applicationName: String = "history-server", connectTimeout: Int = 10) throws(PostgresError) {
         // Later keywords override earlier ones, and the URI's own
         // parameters override those before it (expand_dbname = 1).
-        let keywords = ["connect_timeout", "fallback_application_name", "dbname", "client_encoding"]
-        let values = [String(connectTimeout), applicationName, uri, "UTF8"]
+        // TCP keepalives on by default (a URI may set its own): a session
+        // whose peer vanished without closing (a partition, a host that
+        // died) is noticed in about 30 s instead of never. That matters most
+        // for the LISTEN session, which otherwise only waits to be read.
+        // libpq ignores them on a Unix socket.
+        let keywords = ["connect_timeout", "fallback_application_name", "keepalives", "keepalives_idle",
+                        "keepalives_interval", "keepalives_count", "dbname", "client_encoding"]
+        let values = [String(connectTimeout), applicationName, "1", "15", "5", "3", uri, "UTF8"]
         let connection = Self.withCStrings(keywords) { keywords in
             Self.withCStrings(values) { values in PQconnectdbParams(keywords, values, 1) }
         }
@@ -107,6 +113,19 @@ public final class PGConnection {
     public var isBroken: Bool {
         guard let handle else { return true }
         return PQstatus(handle) != CONNECTION_OK
+    }
+
+    /// The value libpq uses for a connection keyword (`keepalives_idle`,
+    /// `host`, ...), defaults included; nil when unset or closed.
+    public func connectionOption(_ keyword: String) -> String? {
+        guard let handle, let options = PQconninfo(handle) else { return nil }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let name = option.pointee.keyword {
+            if String(cString: name) == keyword { return option.pointee.val.map { String(cString: $0) } }
+            option += 1
+        }
+        return nil
     }
 
     /// The server process serving this session (`pg_backend_pid()`).
