@@ -64,4 +64,14 @@ import Testing
         #expect(throws: ConfigurationError.self) { try parse([], ["HISTORY_MAX_RESPONSE_BYTES": "1k"]) }
         #expect(throws: ConfigurationError.self) { try parse([], ["HISTORY_WRITE_TIMEOUT": "-1"]) }
     }
+
+    @Test func readConnectionsAreTheStoresDefaultUnlessGiven() throws {
+        #expect(try #require(try parse([])).readConnections == nil)
+        #expect(try #require(try parse(["--read-connections", "16"])).readConnections == 16)
+        #expect(try #require(try parse([], ["HISTORY_READ_CONNECTIONS": "2"])).readConnections == 2)
+        #expect(try #require(try parse(["--read-connections", "3"], ["HISTORY_READ_CONNECTIONS": "2"])).readConnections == 3)
+        for value in ["0", "257", "-1", "many"] {
+            #expect(throws: ConfigurationError.self, "\(value)") { try parse(["--read-connections", value]) }
+        }
+    }
 }

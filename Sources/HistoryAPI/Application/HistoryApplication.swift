@@ -78,13 +78,15 @@ public final class HistoryApplication: Sendable {
         let onBatchCommitted: @Sendable (Int) -> Void = { size in metrics.recordBatch(size: size) }
         let onWarning: @Sendable (String) -> Void = { message in logger.warning(message) }
         if PostgresStoreConfiguration.isPostgresURI(configuration.databasePath) {
-            let postgres = PostgresStoreConfiguration(
+            var postgres = PostgresStoreConfiguration(
                 uri: configuration.databasePath, onBatchCommitted: onBatchCommitted, onWarning: onWarning)
+            if let readers = configuration.readConnections { postgres.readerCount = readers }
             return (try PostgresHistoryStore(configuration: postgres), postgres.readerCount)
         }
-        let sqlite = StoreConfiguration(
+        var sqlite = StoreConfiguration(
             path: configuration.databasePath, durability: configuration.durability,
             onBatchCommitted: onBatchCommitted, onWarning: onWarning)
+        if let readers = configuration.readConnections { sqlite.readerCount = readers }
         return (try SQLiteHistoryStore(configuration: sqlite), sqlite.readerCount)
     }
 

@@ -51,6 +51,13 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// How long a connection's oldest unread answer may wait before the
     /// connection is closed; reading part of it does not extend the time.
     public var writeTimeout: Duration
+    /// The store's read connections, and so the read pool's threads; nil:
+    /// the store's own default (4 for SQLite, 8 for PostgreSQL, where each
+    /// is a server session counted against its `max_connections`).
+    public var readConnections: Int?
+
+    /// What `--read-connections` accepts.
+    public static let readConnectionsRange = 1...256
 
     /// The contract's default of `--max-connections-per-client`.
     public static let defaultMaximumConnectionsPerClient = 256

@@ -159,6 +159,14 @@ struct ServerOptions: ParsableCommand {
             transform: SettingValue.seconds)
     var writeTimeout: Duration?
 
+    @Option(name: .customLong("read-connections"),
+            help: .setting("The store's read connections, also the threads that serve reads off the event loops "
+                           + "(1 to 256); for PostgreSQL each is a session counted against its max_connections.",
+                           variable: "HISTORY_READ_CONNECTIONS", default: "4 for SQLite, 8 for PostgreSQL",
+                           valueName: "count"),
+            transform: SettingValue.readConnections)
+    var readConnections: Int?
+
     /// The configuration these flags ask for, with `environment` filling in
     /// the flags not given and `ServerConfiguration`'s defaults the rest.
     /// - Throws: `ConfigurationError` naming the variable and what it takes.
@@ -209,6 +217,8 @@ struct ServerOptions: ParsableCommand {
             ?? configuration.maximumConnectionsPerClient
         configuration.writeTimeout = try environment.override(writeTimeout, "HISTORY_WRITE_TIMEOUT", SettingValue.seconds)
             ?? configuration.writeTimeout
+        configuration.readConnections = try environment.override(readConnections, "HISTORY_READ_CONNECTIONS",
+                                                                  SettingValue.readConnections)
         return configuration
     }
 }

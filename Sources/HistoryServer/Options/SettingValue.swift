@@ -23,6 +23,16 @@ enum SettingValue {
         return count
     }
 
+    /// A store's read connections: at least one, and not so many that a
+    /// typo opens thousands of sessions.
+    static func readConnections(_ text: String) throws(InvalidSetting) -> Int {
+        let range = ServerConfiguration.readConnectionsRange
+        guard let count = decimal(text), range.contains(count) else {
+            throw InvalidSetting("must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return count
+    }
+
     /// A count where 0 means "off" (a rate limit).
     static func count(_ text: String) throws(InvalidSetting) -> Int {
         guard let count = decimal(text) else { throw InvalidSetting("must be an integer, 0 or more") }
