@@ -54,7 +54,8 @@ struct MessageRoutes {
     private func page(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
         try environment.authorize(request, .readPages, in: conversation)
-        let query = try Self.pageQuery(request.query)
+        var query = try Self.pageQuery(request.query)
+        query.byteBudget = environment.limits.maximumResponseBytes
         let page = try environment.read(request) { () throws(StoreError) in
             try environment.store.page(of: conversation, query)
         }

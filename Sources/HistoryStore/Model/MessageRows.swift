@@ -52,6 +52,9 @@ public struct MessageRows: Sendable {
     }
 
     public var count: Int { records.count }
+    /// The bytes of every sender, body and client id held: less than the
+    /// JSON they become, which quotes and escapes them.
+    package var textByteCount: Int { text.count }
     public var isEmpty: Bool { records.isEmpty }
 
     /// The text buffer the records' ranges point into, for the duration of `body`.

@@ -23,6 +23,15 @@ public struct PageQuery: Hashable, Sendable {
     /// Only with `.after`: when more than `window` messages lie above the
     /// cursor, the store answers the newest page instead, with `reset` true.
     public var window: Int?
+    /// The most bytes of JSON the answer may hold (`--max-response-bytes`),
+    /// or nil. A page that reads away from its cursor (newest, `before`,
+    /// `after`) stops reading once the text of the messages read is already
+    /// over it: their JSON is larger still, so the answer's trim (which
+    /// keeps the messages next to the cursor) could keep none of the rest.
+    /// The answer is the same; a page of large messages costs a few rows
+    /// instead of `limit`. The flags come from the conversation's kept
+    /// ids, so they stay exact.
+    public var byteBudget: Int?
 
     public init(cursor: PageCursor = .newest, limit: Int = PageQuery.defaultLimit, window: Int? = nil) {
         self.cursor = cursor

@@ -82,6 +82,22 @@ final class Statement {
         }
     }
 
+    /// Like `run`, but stops at the first row for which `body` returns true.
+    func run(_ values: [any SQLiteBindable], until body: (Row) throws(SQLiteError) -> Bool) throws(SQLiteError) {
+        defer { resetAndClear() }
+        try bind(values)
+        while true {
+            switch sqlite3_step(handle) {
+            case SQLITE_DONE:
+                return
+            case SQLITE_ROW:
+                if try body(Row(handle: handle)) { return }
+            case let code:
+                throw error(code)
+            }
+        }
+    }
+
     // MARK: - Private
 
     private func bind(_ values: [any SQLiteBindable]) throws(SQLiteError) {

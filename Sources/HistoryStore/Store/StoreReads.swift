@@ -49,11 +49,11 @@ struct StoreReads {
         let limit = query.limit
         switch query.cursor {
         case .newest:
-            let rows = try newest(seq: seq, limit: limit, conversation: id)
+            let rows = try newest(seq: seq, limit: limit, budget: query.byteBudget, conversation: id)
             return Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
 
         case .before(let before):
-            var rows = try below(seq: seq, id: before, limit: limit, conversation: id)
+            var rows = try below(seq: seq, id: before, limit: limit, budget: query.byteBudget, conversation: id)
             rows.reverse()
             return Page(rows: rows, in: conversation, emptyHasOlder: false,
                         emptyHasNewer: conversation.newestID.map { $0 >= before } ?? false)
@@ -61,13 +61,13 @@ struct StoreReads {
         case .after(let after):
             if let window = query.window {
                 if try countAbove(seq: seq, id: after, atMost: window + 1) > window {
-                    let rows = try newest(seq: seq, limit: limit, conversation: id)
+                    let rows = try newest(seq: seq, limit: limit, budget: query.byteBudget, conversation: id)
                     var result = Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
                     result.reset = true
                     return result
                 }
             }
-            let rows = try above(seq: seq, id: after, limit: limit, conversation: id)
+            let rows = try above(seq: seq, id: after, limit: limit, budget: query.byteBudget, conversation: id)
             var result = Page(rows: rows, in: conversation,
                               emptyHasOlder: conversation.oldestID.map { $0 <= after } ?? false,
                               emptyHasNewer: false)
@@ -143,23 +143,26 @@ struct StoreReads {
     // MARK: - Keyset reads
 
     /// The newest `limit` messages, ascending.
-    private func newest(seq: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> MessageRows {
+    private func newest(seq: Int64, limit: Int, budget: Int? = nil,
+                        conversation: ConversationID) throws(StoreError) -> MessageRows {
         var rows = try descending(from: MessagePlace.upperBound(seq: seq), to: MessagePlace.lowerBound(seq: seq),
-                                  limit: limit, conversation: conversation)
+                                  limit: limit, budget: budget, conversation: conversation)
         rows.reverse()
         return rows
     }
 
     /// Up to `limit` messages below `id`, closest first (descending).
-    private func below(seq: Int64, id: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> MessageRows {
+    private func below(seq: Int64, id: Int64, limit: Int, budget: Int? = nil,
+                       conversation: ConversationID) throws(StoreError) -> MessageRows {
         try descending(from: MessagePlace.cursor(seq: seq, id: id), to: MessagePlace.lowerBound(seq: seq),
-                       limit: limit, conversation: conversation)
+                       limit: limit, budget: budget, conversation: conversation)
     }
 
     /// Up to `limit` messages above `id`, ascending.
-    private func above(seq: Int64, id: Int64, limit: Int, conversation: ConversationID) throws(StoreError) -> MessageRows {
+    private func above(seq: Int64, id: Int64, limit: Int, budget: Int? = nil,
+                       conversation: ConversationID) throws(StoreError) -> MessageRows {
         try ascending(from: MessagePlace.cursor(seq: seq, id: id), to: MessagePlace.upperBound(seq: seq),
-                      limit: limit, conversation: conversation)
+                      limit: limit, budget: budget, conversation: conversation)
     }
 
     private func between(seq: Int64, after: Int64, before: Int64, limit: Int,
@@ -170,18 +173,18 @@ struct StoreReads {
 
     /// Up to `limit` messages with `lower < place < upper`, highest first:
     /// one seek on the rowid B-tree and a scan back.
-    private func descending(from upper: Int64, to lower: Int64, limit: Int,
+    private func descending(from upper: Int64, to lower: Int64, limit: Int, budget: Int? = nil,
                             conversation: ConversationID) throws(StoreError) -> MessageRows {
-        try messageRows(conversation: conversation, capacity: limit, sql: """
+        try messageRows(conversation: conversation, capacity: limit, budget: budget, sql: """
             SELECT \(StoredRows.messageColumns) FROM messages
             WHERE place > ? AND place < ? ORDER BY place DESC LIMIT ?
             """, lower, upper, limit)
     }
 
     /// Up to `limit` messages with `lower < place < upper`, lowest first.
-    private func ascending(from lower: Int64, to upper: Int64, limit: Int,
+    private func ascending(from lower: Int64, to upper: Int64, limit: Int, budget: Int? = nil,
                            conversation: ConversationID) throws(StoreError) -> MessageRows {
-        try messageRows(conversation: conversation, capacity: limit, sql: """
+        try messageRows(conversation: conversation, capacity: limit, budget: budget, sql: """
             SELECT \(StoredRows.messageColumns) FROM messages
             WHERE place > ? AND place < ? ORDER BY place ASC LIMIT ?
             """, lower, upper, limit)
@@ -195,14 +198,18 @@ struct StoreReads {
             """, MessagePlace.of(seq: seq, id: id))
     }
 
-    /// Runs a cached query selecting `StoredRows.messageColumns` and keeps its rows.
-    private func messageRows(conversation: ConversationID, capacity: Int, sql: String,
+    /// Runs a cached query selecting `StoredRows.messageColumns` and keeps
+    /// its rows, stopping once their text passes `budget` (see
+    /// `PageQuery.byteBudget`: only for reads that walk away from a cursor).
+    private func messageRows(conversation: ConversationID, capacity: Int, budget: Int? = nil, sql: String,
                              _ values: any SQLiteBindable...) throws(StoreError) -> MessageRows {
         try sqlite { () throws(SQLiteError) in
             var rows = MessageRows(conversationID: conversation)
             rows.reserveCapacity(capacity)
-            try connection.cachedStatement(sql: sql).run(values) { row throws(SQLiteError) in
+            let budget = budget ?? Int.max
+            try connection.cachedStatement(sql: sql).run(values) { row throws(SQLiteError) -> Bool in
                 StoredRows.append(row, to: &rows)
+                return rows.textByteCount >= budget
             }
             return rows
         }
