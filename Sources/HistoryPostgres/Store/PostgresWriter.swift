@@ -32,17 +32,10 @@ package struct PostgresCommit: Sendable {
 /// Inputs were validated by the caller (`MessageRules`, the read marker's
 /// rule, message ids ≥ 1), as `SQLiteHistoryStore` does before its batcher.
 package final class PostgresWriter: Sendable {
-    private struct State {
-        var pending: [WriteRequest] = []
-        /// True while a drain is scheduled or running on `queue`.
-        var isDraining = false
-        var isClosed = false
-    }
-
     private let pool: PostgresConnectionPool
     private let maximumBatchSize: Int
     private let onCommitted: @Sendable (PostgresCommit) -> Void
-    private let state = Mutex(State())
+    private let state = Mutex(PendingWrites())
     /// Where batches are written, one at a time: never the caller's thread.
     private let queue = DispatchQueue(label: "history-postgres.writer", qos: .userInitiated)
     private let answers = DispatchQueue(label: "history-postgres.answers", qos: .userInitiated)
@@ -67,18 +60,10 @@ package final class PostgresWriter: Sendable {
     /// Queues `request` (any write kind); after `close()` it is answered
     /// `.closed` at once.
     package func submit(_ request: WriteRequest) {
-        enum Action { case reject, startDrain, none }
-        let action: Action = state.withLock { state in
-            guard !state.isClosed else { return .reject }
-            state.pending.append(request)
-            guard !state.isDraining else { return .none }
-            state.isDraining = true
-            return .startDrain
-        }
-        switch action {
-        case .reject: request.fail(.closed)
+        switch state.withLock({ $0.admit(request) }) {
+        case .rejected: request.fail(.closed)
         case .startDrain: queue.async { self.drain() }
-        case .none: break
+        case .queued: break
         }
     }
 
@@ -87,7 +72,7 @@ package final class PostgresWriter: Sendable {
     /// from a completion handler, the answers queued behind that handler
     /// follow after it returns). The pool is the caller's to close.
     package func close() {
-        state.withLock { $0.isClosed = true }
+        state.withLock { $0.close() }
         if DispatchQueue.getSpecific(key: Self.queueKey) == true {
             drain()
         } else {
@@ -123,18 +108,7 @@ package final class PostgresWriter: Sendable {
     /// Runs on `queue` until nothing is pending.
     private func drain() {
         while true {
-            let batch: [WriteRequest] = state.withLock { state in
-                guard !state.pending.isEmpty else {
-                    state.isDraining = false
-                    return []
-                }
-                if state.pending.count <= maximumBatchSize {
-                    defer { state.pending.removeAll(keepingCapacity: true) }
-                    return state.pending
-                }
-                defer { state.pending.removeFirst(maximumBatchSize) }
-                return Array(state.pending.prefix(maximumBatchSize))
-            }
+            let batch = state.withLock { $0.nextBatch(maximum: maximumBatchSize) }
             guard !batch.isEmpty else { return }
             let outcome = write(batch)
             answers.async { [onCommitted] in

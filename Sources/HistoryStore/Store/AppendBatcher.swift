@@ -25,14 +25,7 @@ import Synchronization
 /// beside the writer"); answering beside it, the writer only writes.
 /// Batches are answered in commit order.
 final class AppendBatcher: Sendable {
-    private struct State {
-        var pending: [WriteRequest] = []
-        /// True while a drain is scheduled or running on the writer queue.
-        var isDraining = false
-        var isClosed = false
-    }
-
-    private let state = Mutex(State())
+    private let state = Mutex(PendingWrites())
     private let writer: Writer
     private let waiters: VersionWaiters
     private let inboxWaiters: InboxWaiters
@@ -53,18 +46,10 @@ final class AppendBatcher: Sendable {
 
     /// Queues `request`; after `close()` it is answered `.closed` at once.
     func submit(_ request: WriteRequest) {
-        enum Action { case reject, startDrain, none }
-        let action: Action = state.withLock { state in
-            guard !state.isClosed else { return .reject }
-            state.pending.append(request)
-            guard !state.isDraining else { return .none }
-            state.isDraining = true
-            return .startDrain
-        }
-        switch action {
-        case .reject: request.fail(.closed)
+        switch state.withLock({ $0.admit(request) }) {
+        case .rejected: request.fail(.closed)
         case .startDrain: writer.queue.async { self.drain() }
-        case .none: break
+        case .queued: break
         }
     }
 
@@ -72,7 +57,7 @@ final class AppendBatcher: Sendable {
     /// and answered (when called from a completion handler, the answers
     /// queued behind that handler follow after it returns).
     func close() {
-        state.withLock { $0.isClosed = true }
+        state.withLock { $0.close() }
         writer.sync { drain() }
         if DispatchQueue.getSpecific(key: Self.answerQueueKey) == nil {
             answers.sync {}
@@ -82,18 +67,7 @@ final class AppendBatcher: Sendable {
     /// Runs on the writer queue until nothing is pending.
     private func drain() {
         while true {
-            let batch: [WriteRequest] = state.withLock { state in
-                guard !state.pending.isEmpty else {
-                    state.isDraining = false
-                    return []
-                }
-                if state.pending.count <= maximumBatchSize {
-                    defer { state.pending.removeAll(keepingCapacity: true) }
-                    return state.pending
-                }
-                defer { state.pending.removeFirst(maximumBatchSize) }
-                return Array(state.pending.prefix(maximumBatchSize))
-            }
+            let batch = state.withLock { $0.nextBatch(maximum: maximumBatchSize) }
             guard !batch.isEmpty else { return }
             let outcome = writer.perform(batch)
             let size = batch.count
