@@ -8,12 +8,15 @@ import Testing
 /// have run, and a wait still parked then was not woken by it.
 @Suite("Waiting for inbox changes", .postgresCluster)
 struct InboxWaitTests {
-    /// A parked inbox wait whose outcome the test can look at.
+    /// A parked inbox wait whose outcome the test can look at. Its timeout
+    /// is an hour unless a test asks for one: in a full parallel run on two
+    /// cores a test can be held for over a minute between two steps, and a
+    /// wait that timed out meanwhile would read as a wrong outcome.
     final class ParkedWait: Sendable {
         let outcome = Locked<WaitOutcome?>(nil)
         let token: Locked<WaitToken?> = Locked(nil)
 
-        init(_ store: any HistoryStore, user: String, after activity: Int64, timeout: Duration = .seconds(60)) {
+        init(_ store: any HistoryStore, user: String, after activity: Int64, timeout: Duration = .seconds(3600)) {
             let token = store.waitForInboxChange(of: uid(user), after: activity, timeout: timeout) { [outcome] result in
                 outcome.withLock { $0 = result }
             }
@@ -117,7 +120,7 @@ struct InboxWaitTests {
             try await store.make("room", owner: "ana")
             let inbox = ParkedWait(store, user: "ana", after: try activity(store))
             let conversationOutcome = Locked<WaitOutcome?>(nil)
-            let conversationToken = store.waitForChange(in: cid("room"), after: 0, timeout: .seconds(60)) { result in
+            let conversationToken = store.waitForChange(in: cid("room"), after: 0, timeout: .seconds(3600)) { result in
                 conversationOutcome.withLock { $0 = result }
             }
             let other = ParkedWait(store, user: "bob", after: try activity(store))
