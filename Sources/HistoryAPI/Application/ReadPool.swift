@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// The few threads that run the requests whose handling may wait on the
 /// store (a read, a role lookup, a long-poll's re-read after a wake), so
@@ -47,7 +46,7 @@ public final class ReadPool: Sendable {
     }
 
     deinit {
-        queue.stop(threads: threadCount)
+        queue.stop()
     }
 
     /// Runs `job` on one of the threads, in submission order as threads
@@ -66,70 +65,91 @@ public final class ReadPool: Sendable {
     /// Lets the threads finish what is queued and exit; later jobs run on
     /// their caller's thread. Does not wait.
     public func stop() {
-        queue.stop(threads: threadCount)
+        queue.stop()
     }
 }
 
-/// The FIFO the threads of a `ReadPool` take jobs from: a `Mutex` for the
-/// list, a semaphore counting jobs (plus one per thread at `stop`).
-private final class JobQueue: Sendable {
-    private struct State {
-        var jobs: [@Sendable () -> Void] = []
-        /// The next job to run: jobs before it ran already (compacted in bulk).
-        var head = 0
-        var running = 0
-        var stopped = false
-    }
-
-    private let state = Mutex(State())
-    private let ready = DispatchSemaphore(value: 0)
+/// The FIFO the threads of a `ReadPool` take jobs from.
+///
+/// An `NSCondition` (a plain pthread mutex and condition variable), not
+/// Synchronization's `Mutex` with a semaphore: on Linux `Mutex` is a
+/// priority-inheritance futex, whose contended path goes through the
+/// kernel's rt_mutex, and every job took it three times (submit, take,
+/// done) from a dozen threads: 6% of the server's CPU on PostgreSQL's deep
+/// pages (`perf record`, docs/performance.md). Here a job costs its
+/// submitter one lock and a thread one, since a thread that finishes a job
+/// takes the next in the same critical section, and a signal is sent only
+/// when a thread is waiting.
+///
+/// `@unchecked Sendable`: every stored property but the constant
+/// `condition` is read and written only with `condition` locked.
+private final class JobQueue: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    /// The next job to run: jobs before it ran already (compacted in bulk).
+    private var head = 0
+    private var running = 0
+    /// Threads waiting for a job.
+    private var idle = 0
+    private var stopped = false
 
     func submit(_ job: @escaping @Sendable () -> Void) {
-        let queued = state.withLock { state -> Bool in
-            guard !state.stopped else { return false }
-            state.jobs.append(job)
-            return true
+        condition.lock()
+        guard !stopped else {
+            condition.unlock()
+            job()
+            return
         }
-        if queued { ready.signal() } else { job() }
+        jobs.append(job)
+        if idle > 0 { condition.signal() }
+        condition.unlock()
     }
 
-    var queuedCount: Int { state.withLock { $0.jobs.count - $0.head } }
+    var queuedCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return jobs.count - head
+    }
 
-    var runningCount: Int { state.withLock { $0.running } }
+    var runningCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return running
+    }
 
-    /// Every signal is taken by one wait: a job's runs it, and once the
-    /// queue is empty after `stop`, each thread's extra signal ends it, so
-    /// each thread exits exactly once and no queued job is left behind.
-    func stop(threads: Int) {
-        let first = state.withLock { state -> Bool in
-            defer { state.stopped = true }
-            return !state.stopped
-        }
-        guard first else { return }
-        for _ in 0..<threads { ready.signal() }
+    /// Wakes every thread: each finishes what is queued, then exits.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// A thread's life: take the oldest job, run it, until stopped and empty.
     func work() {
+        condition.lock()
         while true {
-            ready.wait()
-            let job = state.withLock { state -> (@Sendable () -> Void)? in
-                guard state.head < state.jobs.count else { return nil }
-                let job = state.jobs[state.head]
-                state.head += 1
-                if state.head == state.jobs.count {
-                    state.jobs.removeAll(keepingCapacity: state.jobs.capacity <= 4096)
-                    state.head = 0
-                } else if state.head >= 1024 && state.head * 2 >= state.jobs.count {
-                    state.jobs.removeFirst(state.head)
-                    state.head = 0
-                }
-                state.running += 1
-                return job
+            while head == jobs.count && !stopped {
+                idle += 1
+                condition.wait()
+                idle -= 1
             }
-            guard let job else { return }
+            guard head < jobs.count else { break }
+            let job = jobs[head]
+            head += 1
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: jobs.capacity <= 4096)
+                head = 0
+            } else if head >= 1024 && head * 2 >= jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            running += 1
+            condition.unlock()
             job()
-            state.withLock { $0.running -= 1 }
+            condition.lock()
+            running -= 1
         }
+        condition.unlock()
     }
 }
