@@ -12,7 +12,8 @@
 #   scripts/bench_several_instances.sh [OUT_DIR]     # about 7 minutes
 #
 # Environment: CONVERSATIONS (1000), MESSAGES (2500000: load-0000 holds 1M),
-# ROUNDS (5, bench's --page-rounds), PGBIN; ALTERNATE=N: only the deep
+# ROUNDS (5, bench's --page-rounds), PGBIN, READERS (each server's
+# --read-connections; its default when unset); ALTERNATE=N: only the deep
 # pages of the three set-ups, alternated in N rounds, with CPU per page. Everything it starts is stopped and deleted on exit.
 set -euo pipefail
 
@@ -92,6 +93,7 @@ log "seed PostgreSQL (COPY)"
 "$PGBIN/psql" -X -q -d "$DB" -c "VACUUM ANALYZE"
 
 SERVER_FLAGS=(--host 127.0.0.1 --max-connections 12000 --max-connections-per-client 0 --max-parked-polls-per-client 100000)
+[ -n "${READERS:-}" ] && SERVER_FLAGS+=(--read-connections "$READERS")
 start_server() { # name port database
     "$BIN/history-server" "${SERVER_FLAGS[@]}" --port "$2" --database "$3" >"$WORK/$1.out" 2>"$WORK/$1.err" &
     PIDS+=($!)
