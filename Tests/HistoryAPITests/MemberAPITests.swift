@@ -198,13 +198,13 @@ import Testing
 }
 
 /// The members endpoints' bodies, as the contract spells them.
-private struct MemberBody: Decodable {
+struct MemberBody: Decodable {
     let user_id: String
     let role: String
     let joined_at: String
 }
 
-private struct MemberPageBody: Decodable {
+struct MemberPageBody: Decodable {
     let members: [MemberBody]
     let has_more: Bool
 }

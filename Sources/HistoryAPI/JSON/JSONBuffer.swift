@@ -186,9 +186,17 @@ struct ByteCursor {
     /// escaped exactly as `appendJSONString` escapes (quote,
     /// backslash, control characters), copying each run of plain bytes at
     /// once: message bodies are most of a page's bytes.
+    ///
+    /// The room is checked for what this string can still write, not for
+    /// `stringBound` up front: the quotes and the bytes as they are first,
+    /// then, at each byte that needs an escape, the escape and the rest.
+    /// So a string with nothing to escape needs `2 + count` bytes, which is
+    /// what the writers reserve for identifiers (`[A-Za-z0-9_.@-]` only);
+    /// reserving `stringBound` for them stopped the server on a member
+    /// whose user id was 32 bytes or more (found by schemathesis).
     mutating func writeString(_ utf8: UnsafeBufferPointer<UInt8>) {
         let count = utf8.count
-        reserve(Self.stringBound(count))
+        reserve(2 + count)
         store(UInt8(ascii: "\""))
         guard count > 0, let base = utf8.baseAddress else {
             store(UInt8(ascii: "\""))
@@ -208,6 +216,9 @@ struct ByteCursor {
                 index += 1
                 continue
             }
+            // The run before it, this escape, the bytes after it as they
+            // are, the closing quote: later escapes check again.
+            reserve(index - runStart + Self.escapeLength(byte) + (count - index - 1) + 1)
             store(raw: UnsafeBufferPointer(start: base + runStart, count: index - runStart))
             storeEscape(byte)
             index += 1
@@ -237,6 +248,15 @@ struct ByteCursor {
         let backslashWord = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
         let backslash = (backslashWord &- ones) & ~backslashWord & highs
         return (control | quote | backslash) != 0
+    }
+
+    /// What `storeEscape` writes for `byte`.
+    @inline(__always)
+    private static func escapeLength(_ byte: UInt8) -> Int {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09: 2
+        default: 6
+        }
     }
 
     /// Two bytes for the short escapes, six for `\u00XX`.
