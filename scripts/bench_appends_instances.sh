@@ -5,7 +5,8 @@
 # deep history). The cluster has the same durable settings (fsync and
 # synchronous_commit on, as `nobody` when root, loopback only).
 #
-#   swift build -c release --product history-server --product history-load
+#   swift build -c release --product history-server   # one --product per call:
+#   swift build -c release --product history-load     # with two, only the last is built
 #   scripts/bench_appends_instances.sh [OUT_DIR]
 #   BUILDS="/tmp/old /tmp/new" ROUNDS=3 scripts/bench_appends_instances.sh /tmp/appends
 #
@@ -32,7 +33,7 @@ SECONDS_EACH="${SECONDS_EACH:-10}"
 PGBIN="${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
 LOAD="${BUILDS[0]}/history-load"
 for tool in "$LOAD" "$PGBIN/initdb" $(for b in "${BUILDS[@]}"; do echo "$b/history-server"; done); do
-    [ -x "$tool" ] || { echo "missing $tool (swift build -c release --product history-server --product history-load)" >&2; exit 1; }
+    [ -x "$tool" ] || { echo "missing $tool (swift build -c release --product history-server, then --product history-load)" >&2; exit 1; }
 done
 WORK="$(mktemp -d /tmp/history-appends-work.XXXXXX)"
 PIDS=()
