@@ -71,8 +71,9 @@ extension PostgresBatch {
 
     /// The end of the batch for a counter not locked yet (nor moved by the
     /// last run of appends): moved by every value the batch took, in one
-    /// statement that locks the row until COMMIT. A counter held since a request needed it is written back by
-    /// `finish` instead (`counterWriteBack`).
+    /// statement that locks the row until COMMIT. A counter held since a
+    /// request needed it is written back by `finish` instead
+    /// (`counterWriteBack`).
     func takeCounterAtEnd() throws(PostgresError) {
         guard activityBase == nil, activityTaken > 0 || !touched.isEmpty || !inboxUsers.isEmpty else { return }
         let result = try connection.execute(connection.cachedStatement(sql: """
@@ -80,8 +81,9 @@ extension PostgresBatch {
             WHERE id = 1 AND value <= 9223372036854775807 - $1::bigint RETURNING value
             """), [.int64(activityTaken)])
         guard result.rowCount == 1 else {
-            // A missing row or one without room: locked to tell which
-            // (`lockCounter` throws for either).
+            // A missing row or one without room: `lockCounter` throws for
+            // either (a row lowered since the UPDATE is simply adopted,
+            // and written back by `finish`).
             try lockCounter()
             return
         }

@@ -73,7 +73,8 @@ final class PostgresBatch {
         let storedVersion: Int64
         let storedMessageCount: Int64
         let storedNewestID: Int64?
-        /// As stored; written back only through `activityPlace`.
+        /// As read with the lock (or inserted by this batch); a change's
+        /// new value is its place, `activityPlace`.
         let activity: Int64
         /// The batch's last take for this conversation, as a place
         /// (`PostgresBatch+Activity`): the activity written back.
