@@ -8,7 +8,7 @@
 # each server's CPU per page (utime + stime from /proc, PostgreSQL's
 # processes included, divided by the pages served).
 #
-#   swift build -c release --product history-server --product history-load
+#   swift build -c release --product history-server && swift build -c release --product history-load
 #   scripts/bench_several_instances.sh [OUT_DIR]     # about 7 minutes
 #
 # Environment: CONVERSATIONS (1000), MESSAGES (2500000: load-0000 holds 1M),
@@ -26,7 +26,7 @@ MESSAGES="${MESSAGES:-2500000}"
 ROUNDS="${ROUNDS:-5}"
 PGBIN="${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
 for tool in "$BIN/history-server" "$BIN/history-load" "$PGBIN/initdb"; do
-    [ -x "$tool" ] || { echo "missing $tool (swift build -c release --product history-server --product history-load)" >&2; exit 1; }
+    [ -x "$tool" ] || { echo "missing $tool (swift build -c release --product history-server && swift build -c release --product history-load)" >&2; exit 1; }
 done
 WORK="$(mktemp -d /tmp/history-bench.XXXXXX)"
 PIDS=()

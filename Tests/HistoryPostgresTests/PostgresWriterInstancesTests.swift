@@ -383,27 +383,6 @@ extension PostgresTests {
     }
 }
 
-/// Makes the instance's next batch wait (another session holds the row of
-/// conversation `blocker`, which it appends to) until the returned
-/// connection commits: what is submitted meanwhile is the batch after.
-private func holdNextBatch(of instance: WriterInstance, uri: String,
-                           blocked: @escaping @Sendable (Result<AppendOutcome, StoreError>) -> Void = { _ in }) async throws
-    -> PGConnection {
-    let holder = try PGConnection(uri: uri)
-    try holder.execute(sql: "BEGIN")
-    try holder.query("SELECT 1 FROM conversations WHERE id = 'blocker' FOR UPDATE")
-    instance.writer.submit(.append(NewMessage(sender: "a", body: "waits"), conversation: ConversationID("blocker")!, completion: blocked))
-    let rows = try Rows(uri)
-    for _ in 0..<3_000 {
-        let waiting = try rows.int64("""
-            SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-            """)
-        if waiting == 1 { break }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    return holder
-}
-
 /// A result as a short word, for comparing a batch's answers at a glance.
 private func describe<T>(_ result: Result<T, StoreError>) -> String {
     switch result {

@@ -56,7 +56,7 @@ extension PostgresBatch {
             return .some { completion(.failure(error)) }
         }
         switch takeActivity() {
-        case .success(let value): changed.activity = value
+        case .success(let place): changed.activityPlace = place
         case .failure(let error): return .some { completion(.failure(error)) }
         }
         // Counted now, so the next append to the conversation counts this one.
@@ -68,12 +68,18 @@ extension PostgresBatch {
         return .some(nil)
     }
 
-    /// Writes the run and puts each append's answer at its place.
-    func flushAppends(into answers: inout [(@Sendable () -> Void)?]) throws(PostgresError) {
+    /// Writes the run and puts each append's answer at its place. The
+    /// batch's last run (`last`), when no request locked the activity
+    /// counter, also moves the counter by every value the batch took, in
+    /// the same statement: the round trip `takeCounterAtEnd` would
+    /// otherwise add (it finds out what went wrong if the counter had no
+    /// room).
+    func flushAppends(into answers: inout [(@Sendable () -> Void)?], last: Bool = false) throws(PostgresError) {
         guard !bufferedAppends.isEmpty else { return }
         let run = bufferedAppends
         bufferedAppends.removeAll()
-        let result = try connection.execute(connection.cachedStatement(sql: Self.appendRunSQL), [
+        let movesCounter = last && activityBase == nil
+        var parameters: [PostgresValue] = [
             .int64(Int64(run.count)),
             .text(PostgresArrayLiteral.int64s(run.map(\.seq))),
             .storedTexts(run.map(\.message.sender)),
@@ -82,9 +88,16 @@ extension PostgresBatch {
             .text(PostgresArrayLiteral.int64s(run.map(\.version))),
             .storedTexts(run.map(\.message.clientID)),
             .text(PostgresArrayLiteral.int64s(run.map(\.fingerprint))),
-        ])
+        ]
+        if movesCounter { parameters.append(.int64(activityTaken)) }
+        let result = try connection.execute(
+            connection.cachedStatement(sql: movesCounter ? Self.appendRunMovingCounterSQL : Self.appendRunSQL), parameters)
         guard result.rowCount == run.count else {
             throw PostgresError(kind: .other, message: "a run of \(run.count) appends stored \(result.rowCount)")
+        }
+        if movesCounter, !result.isNull(0, 1) {
+            try adopt(base: result.int64(0, 1) - activityTaken)
+            counterMovedAtEnd = true
         }
         for (row, append) in run.enumerated() {
             let id = result.int64(row, 0)
@@ -105,7 +118,21 @@ extension PostgresBatch {
     /// `$1` how many, then arrays of seq, sender, body, created_at,
     /// version, client_id, fingerprint in request order; the ids given, in
     /// that order.
-    static let appendRunSQL = """
+    static let appendRunSQL = appendRun(counter: "", select: "SELECT id FROM numbered ORDER BY ord")
+
+    /// `appendRunSQL`, and `$9`: how many values to move the activity
+    /// counter by; each id with the counter's new value (NULL when it had
+    /// no room or no row). The row is locked within the statement, after
+    /// every conversation lock the batch took before.
+    static let appendRunMovingCounterSQL = appendRun(counter: """
+        ,
+        counter AS (
+            UPDATE activity_counter SET value = value + $9::bigint
+            WHERE id = 1 AND value <= 9223372036854775807 - $9::bigint RETURNING value)
+        """, select: "SELECT id, (SELECT value FROM counter) FROM numbered ORDER BY ord")
+
+    private static func appendRun(counter: String, select: String) -> String {
+        """
         WITH taken AS MATERIALIZED (
             SELECT nextval('message_ids') AS id FROM generate_series(1, $1::bigint)),
         numbered AS MATERIALIZED (
@@ -117,9 +144,10 @@ extension PostgresBatch {
             FROM unnest($2::bigint[], $3::bytea[], $4::bytea[], $5::bigint[], $6::bigint[], $7::bytea[], $8::bigint[])
                  WITH ORDINALITY AS u(seq, sender, body, created_at, version, client_id, fingerprint, ord)
             JOIN numbered AS n ON n.ord = u.ord
-            RETURNING id)
-        SELECT id FROM numbered ORDER BY ord
+            RETURNING id)\(counter)
+        \(select)
         """
+    }
 
     /// Reads, in one statement, the stored messages that the batch's
     /// appends' `client_id`s name in the conversations locked up front:

@@ -5,6 +5,8 @@ import HistoryStore
 extension PostgresBatch {
     /// Takes an `activity` value (shared by the owner's member row) before
     /// its checks, as the SQLite writer does: a refused create skips one.
+    /// The value is written with the row, so the counter's row is locked
+    /// first (`takeStoredActivity`).
     ///
     /// Two instances creating the same id at once: the unique index on `id`
     /// makes the second INSERT wait for the first transaction, then `ON
@@ -15,8 +17,8 @@ extension PostgresBatch {
     func createConversation(id: ConversationID?, title: String?, owner: UserID?) throws(PostgresError)
         -> Result<Conversation, StoreError> {
         let activity: Int64
-        switch takeActivity() {
-        case .success(let value): activity = value
+        switch try takeStoredActivity() {
+        case .success(let taken): activity = taken.value
         case .failure(let error): return .failure(error)
         }
         let title = title?.isEmpty == false ? title : nil

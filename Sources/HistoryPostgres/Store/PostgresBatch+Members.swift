@@ -12,24 +12,30 @@ extension PostgresBatch {
         guard var changed = counters[seq] else { return .failure(Self.vanished(conversation)) }
         if let current = try member(user, seq: seq) {
             guard current.role != role else { return .success(.unchanged(current)) }
-            switch takeActivity() {
-            case .success(let value): changed.activity = value
+            let activity: Int64
+            switch try takeStoredActivity() {
+            case .success(let taken):
+                changed.activityPlace = taken.place
+                activity = taken.value
             case .failure(let error): return .failure(error)
             }
             try connection.execute(connection.cachedStatement(sql: """
                 UPDATE members SET role = $1, activity = $2 WHERE conversation_seq = $3 AND user_id = $4
-                """), [.text(role.rawValue), .int64(changed.activity), .int64(seq), .text(user.rawValue)])
+                """), [.text(role.rawValue), .int64(activity), .int64(seq), .text(user.rawValue)])
             touched(changed, user: user)
             var updated = current
             updated.role = role
             return .success(.changed(updated))
         }
-        switch takeActivity() {
-        case .success(let value): changed.activity = value
+        let activity: Int64
+        switch try takeStoredActivity() {
+        case .success(let taken):
+            changed.activityPlace = taken.place
+            activity = taken.value
         case .failure(let error): return .failure(error)
         }
         let added = Member(userID: user, role: role, joinedAt: .now())
-        try insertMember(added, seq: seq, activity: changed.activity)
+        try insertMember(added, seq: seq, activity: activity)
         // The user feed must not say `removed` for a membership that stands.
         try connection.execute(connection.cachedStatement(sql: """
             DELETE FROM removed_members WHERE user_id = $1 AND conversation_seq = $2
@@ -43,8 +49,11 @@ extension PostgresBatch {
         guard let seq = try seq(of: conversation) else { return .failure(.conversationNotFound(conversation)) }
         guard try member(user, seq: seq) != nil else { return .success(false) }
         guard var changed = counters[seq] else { return .failure(Self.vanished(conversation)) }
-        switch takeActivity() {
-        case .success(let value): changed.activity = value
+        let activity: Int64
+        switch try takeStoredActivity() {
+        case .success(let taken):
+            changed.activityPlace = taken.place
+            activity = taken.value
         case .failure(let error): return .failure(error)
         }
         try connection.execute(connection.cachedStatement(sql: """
@@ -53,7 +62,7 @@ extension PostgresBatch {
         try connection.execute(connection.cachedStatement(sql: """
             INSERT INTO removed_members (user_id, conversation_seq, activity) VALUES ($1, $2, $3)
             ON CONFLICT (user_id, conversation_seq) DO UPDATE SET activity = excluded.activity
-            """), [.text(user.rawValue), .int64(seq), .int64(changed.activity)])
+            """), [.text(user.rawValue), .int64(seq), .int64(activity)])
         touched(changed, user: user)
         return .success(true)
     }

@@ -47,7 +47,7 @@ extension PostgresBatch {
             return .success(.existing(message))
         }
         switch takeActivity() {
-        case .success(let value): changed.activity = value
+        case .success(let place): changed.activityPlace = place
         case .failure(let error): return .failure(error)
         }
         let id = result.int64(0, 1)
@@ -97,7 +97,7 @@ extension PostgresBatch {
         guard var changed = counters[found.seq] else { return .failure(Self.vanished(conversation)) }
         if let error = changed.advanceVersion() { return .failure(error) }
         switch takeActivity() {
-        case .success(let value): changed.activity = value
+        case .success(let place): changed.activityPlace = place
         case .failure(let error): return .failure(error)
         }
         let editedAt = Timestamp.now()
@@ -129,7 +129,7 @@ extension PostgresBatch {
         guard var changed = counters[found.seq] else { return .failure(Self.vanished(conversation)) }
         if let error = changed.advanceVersion() { return .failure(error) }
         switch takeActivity() {
-        case .success(let value): changed.activity = value
+        case .success(let place): changed.activityPlace = place
         case .failure(let error): return .failure(error)
         }
         try connection.execute(connection.cachedStatement(sql: """

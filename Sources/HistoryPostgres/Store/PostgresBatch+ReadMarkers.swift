@@ -22,8 +22,8 @@ extension PostgresBatch {
             let target = min(max(messageID, 0), newest)
             if current.map({ target > $0 }) ?? true {
                 let activity: Int64
-                switch takeActivity() {
-                case .success(let value): activity = value
+                switch try takeStoredActivity() {
+                case .success(let taken): activity = taken.value
                 case .failure(let error): return .failure(error)
                 }
                 try connection.execute(connection.cachedStatement(sql: """

@@ -8,14 +8,20 @@ import HistoryStore
 /// The order of a batch:
 /// 1. `BEGIN` at READ COMMITTED, then every conversation the batch names
 ///    locked in ascending `seq` with one `SELECT ... FOR UPDATE` (its
-///    counters read as the last writer committed them), then the
-///    `activity_counter` row locked: the lock order every writer follows,
-///    so no two wait on each other in a cycle.
+///    counters read as the last writer committed them).
 /// 2. Each request: its checks, then its writes. Message ids come from the
-///    `message_ids` sequence while the conversation is locked, versions and
-///    `activity` values from the locked rows' values, kept in memory.
-/// 3. The touched conversations' counters written back (one statement),
-///    the counter's row, the notices (`pg_notify`), `COMMIT`.
+///    `message_ids` sequence while the conversation is locked, versions
+///    from the locked rows' values, kept in memory; `activity` values as
+///    places among the batch's takes (see PostgresBatch+Activity).
+/// 3. The `activity_counter` row, after every conversation lock (the lock
+///    order every writer follows, so no two wait on each other in a
+///    cycle): moved by the batch's takes within its last run of appends,
+///    or in a statement of its own when the batch does not end with one,
+///    unless a request that writes its value at once (a member change, a
+///    read marker, a created conversation) locked it earlier.
+/// 4. The touched conversations' counters written back (one statement),
+///    the counter's row if it was locked earlier, the notices
+///    (`pg_notify`), `COMMIT`.
 ///
 /// A failing request must not poison the batch, and PostgreSQL aborts the
 /// whole transaction on any error, so a request never lets one happen: its
@@ -26,11 +32,12 @@ import HistoryStore
 /// the conversation first, and the second reads the first's row once it
 /// committed.) No savepoint is needed, and none is paid for.
 ///
-/// The `activity_counter` row is taken right after the conversation locks,
-/// not after the requests' writes: values are then handed out from memory
-/// (no round trip per change), at the price of holding the row for the
-/// whole batch rather than its end. Either way its values commit in the
-/// order they were taken (the row is held until COMMIT), which is what
+/// The `activity_counter` row is the one every writer of every instance
+/// passes through, so a batch of appends, edits and deletes takes it only
+/// at its end, for its last statement and its COMMIT, rather than for the
+/// whole batch: values are handed out from memory as places and become
+/// real once the row is locked. Either way its values commit in the order
+/// they were taken (the row is held from then until COMMIT), which is what
 /// readers following "activity > last seen" rely on.
 ///
 /// A database error is not a request's: it fails the batch. A deadlock or
@@ -66,7 +73,12 @@ final class PostgresBatch {
         let storedVersion: Int64
         let storedMessageCount: Int64
         let storedNewestID: Int64?
-        var activity: Int64
+        /// As read with the lock (or inserted by this batch); a change's
+        /// new value is its place, `activityPlace`.
+        let activity: Int64
+        /// The batch's last take for this conversation, as a place
+        /// (`PostgresBatch+Activity`): the activity written back.
+        var activityPlace: Int64?
         var appended: Int64 = 0
         var firstAppendedID: Int64?
         var lastAppendedID: Int64?
@@ -111,12 +123,22 @@ final class PostgresBatch {
     var storedClientIDs: [Int64: [String: (message: Message, fingerprint: Int64?)]] = [:]
     /// The `client_id`s this batch appended, by seq.
     var appendedClientIDs: [Int64: Set<String>] = [:]
-    /// The last `activity` value handed out, and the counter as it was.
-    var activity: Int64 = 0
-    var storedActivity: Int64 = 0
+    /// How many `activity` values the batch took: the places 1...this.
+    var activityTaken: Int64 = 0
+    /// The counter's value when the batch locked its row; nil until then.
+    var activityBase: Int64?
+    /// The row was locked by moving it at the end (nothing left to write).
+    var counterMovedAtEnd = false
+    /// Set when the locked counter had no room for the places taken: the
+    /// batch is written again with `countersFirst`.
+    var counterHasNoRoom = false
+    /// Lock the counter's row with the conversations, at the start (the
+    /// way back for a counter near its end).
+    let countersFirst: Bool
 
-    init(connection: PGConnection) {
+    init(connection: PGConnection, countersFirst: Bool = false) {
         self.connection = connection
+        self.countersFirst = countersFirst
     }
 
     static let conversationColumns = "seq, id, version, message_count, newest_id, activity"
@@ -141,7 +163,8 @@ final class PostgresBatch {
                 try flushAppends(into: &answers)
                 answers.append(try answer(request))
             }
-            try flushAppends(into: &answers)
+            try flushAppends(into: &answers, last: true)
+            try takeCounterAtEnd()
             outcome.answers = answers.compactMap { $0 }
             let notices = self.notices()
             do throws(PostgresError) {
@@ -154,6 +177,10 @@ final class PostgresBatch {
             return outcome
         } catch {
             rollBack()
+            if counterHasNoRoom && !countersFirst {
+                // Nothing was answered: the batch again, each take checked.
+                return PostgresBatch(connection: connection, countersFirst: true).perform(batch)
+            }
             // A session lost before it wrote anything (one the server ended
             // while it sat idle in the pool, after a restart) is replaced by
             // the pool: the batch is simply written on the next one.
@@ -216,7 +243,8 @@ final class PostgresBatch {
 
     /// `BEGIN`, then the locks, in one round trip: every existing
     /// conversation a request of the batch names, in ascending `seq`, with
-    /// its counters as last committed, then the `activity_counter` row.
+    /// its counters as last committed, and with `countersFirst` then the
+    /// `activity_counter` row.
     ///
     /// One statement takes both in that order: the counter's scan is
     /// filtered by a scalar subquery over all the conversation rows, which
@@ -235,6 +263,15 @@ final class PostgresBatch {
             }
         }
         let list = ids.sorted().map { "'\($0)'" }.joined(separator: ",")
+        guard countersFirst else {
+            let result = try connection.execute(sql: """
+                BEGIN ISOLATION LEVEL READ COMMITTED;
+                SELECT \(Self.conversationColumns) FROM conversations
+                WHERE id = ANY(ARRAY[\(list)]::text[]) ORDER BY seq FOR UPDATE
+                """)
+            for row in 0..<result.rowCount { remember(result, row: row) }
+            return
+        }
         let result = try connection.execute(sql: """
             BEGIN ISOLATION LEVEL READ COMMITTED;
             WITH locked AS MATERIALIZED (
@@ -244,16 +281,14 @@ final class PostgresBatch {
                 SELECT value FROM activity_counter WHERE id = 1 AND (SELECT count(*) FROM locked) >= 0 FOR UPDATE)
             SELECT counter.value, locked.* FROM counter LEFT JOIN locked ON true ORDER BY locked.seq
             """)
-        guard result.rowCount >= 1 else {
-            throw PostgresError(kind: .other, message: "the activity counter's row is missing")
-        }
-        activity = result.int64(0, 0)
-        storedActivity = activity
+        guard result.rowCount >= 1 else { throw Self.missingCounter }
+        try adopt(base: result.int64(0, 0))
         for row in 0..<result.rowCount where !result.isNull(row, 1) { remember(result, row: row, from: 1) }
     }
 
     /// The end of the batch in one round trip: the touched conversations'
-    /// counters, the counter's row, the notices (`pg_notify`, delivered by
+    /// counters, the counter's row when a request locked it before the end
+    /// (`counterWriteBack`), the notices (`pg_notify`, delivered by
     /// PostgreSQL at COMMIT, never after a rollback), `COMMIT`. Literals
     /// again: numbers, and payloads of digits, ids and separators (a
     /// quote is doubled all the same).
@@ -267,14 +302,15 @@ final class PostgresBatch {
                 SET message_count = c.message_count + u.appended, oldest_id = coalesce(c.oldest_id, u.first_id),
                     newest_id = coalesce(u.last_id, c.newest_id), version = u.version, activity = u.activity
                 FROM unnest(\(array(rows.map(\.seq))), \(array(rows.map(\.appended))), \(array(rows.map(\.firstAppendedID))),
-                            \(array(rows.map(\.lastAppendedID))), \(array(rows.map(\.version))), \(array(rows.map(\.activity))))
+                            \(array(rows.map(\.lastAppendedID))), \(array(rows.map(\.version))),
+                            \(array(rows.map { $0.activityPlace.map(storedActivity) ?? $0.activity })))
                      AS u(seq, appended, first_id, last_id, version, activity)
                 WHERE c.seq = u.seq;
 
                 """
         }
-        if activity != storedActivity {
-            sql += "UPDATE activity_counter SET value = \(activity) WHERE id = 1;\n"
+        if let value = counterWriteBack {
+            sql += "UPDATE activity_counter SET value = \(value) WHERE id = 1;\n"
         }
         for payload in ChangeNotice.payloads(notices) {
             let literal = payload.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''")
@@ -316,15 +352,6 @@ final class PostgresBatch {
 
     // MARK: - Counters
 
-    /// The next `activity` value; nil only for a tampered counter.
-    func takeActivity() -> Result<Int64, StoreError> {
-        guard activity < Int64.max else {
-            return .failure(.impossibleStoredValue("the activity counter is at \(activity), after which no change can be numbered"))
-        }
-        activity += 1
-        return .success(activity)
-    }
-
     /// Records a change to the conversation the batch made.
     func touch(_ changed: Counters) {
         counters[changed.seq] = changed
@@ -344,7 +371,7 @@ final class PostgresBatch {
                                          changedIDs: ChangedMessageIDs(changedIDs[seq] ?? []).ranges))
         }
         if !touched.isEmpty || !inboxUsers.isEmpty {
-            notices.append(.inbox(activity: activity, conversations: touched.sorted(), users: inboxUsers.sorted()))
+            notices.append(.inbox(activity: lastActivity, conversations: touched.sorted(), users: inboxUsers.sorted()))
         }
         return notices
     }
