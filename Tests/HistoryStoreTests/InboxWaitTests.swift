@@ -237,6 +237,38 @@ struct InboxWaitTests {
         waiters.close()
     }
 
+    /// Another instance's commit changing her reaches this one a moment
+    /// after her client saw it: a wait parked in between, past that commit,
+    /// on the conversations kept from before, is woken by its publication
+    /// (they may lack the one she just joined); a wait that read her
+    /// conversations afresh is not.
+    @Test func aLatePublicationOfHerChangeWakesAWaitOnKeptConversationsOnly() async {
+        let waiters = InboxWaiters()
+        let reads = Locked(0)
+        let outcomes = Locked<[WaitOutcome]>([])
+        func park(after activity: Int64) -> WaitToken {
+            waiters.wait(user: uid("ana"), after: activity, timeout: .seconds(3600),
+                         memberships: { reads.withLock { $0 += 1; return $0 == 1 ? [1] : [1, 2] } },
+                         hasChanges: { false }) { outcome in outcomes.withLock { $0.append(outcome) } }
+        }
+        waiters.cancel(park(after: 10))
+        #expect(reads.value == 1)
+        _ = park(after: 20)
+        #expect(reads.value == 1, "her conversations were kept")
+        // She joined conversation 2 at activity 15 through the other instance.
+        waiters.publish(activity: 15, conversations: [2], users: ["ana"])
+        #expect(waiters.parkedCount == 0, "woken: the kept conversations predate her change")
+
+        _ = park(after: 20)
+        #expect(reads.value == 2, "read afresh after her change")
+        waiters.publish(activity: 15, conversations: [2], users: ["ana"])
+        #expect(waiters.parkedCount == 1, "a wait on fresh conversations is not woken by an old change")
+        waiters.publish(activity: 21, conversations: [2], users: [])
+        #expect(waiters.parkedCount == 0)
+        #expect(await eventually { outcomes.value == [.cancelled, .changed, .changed] })
+        waiters.close()
+    }
+
     /// Without a published activity (a store that does not promise to
     /// publish every commit), every wait looks at the feed.
     @Test func withoutAPublishedActivityEveryWaitLooks() {

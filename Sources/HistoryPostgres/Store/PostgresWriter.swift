@@ -27,7 +27,8 @@ package struct PostgresCommit: Sendable {
 /// writer is idle; requests are answered only after COMMIT returned, in
 /// commit order, on an answer queue beside the writer (waking callers costs
 /// a system call each, taken from the next batch if the writer did it);
-/// `onCommitted` is told after the batch's answers.
+/// `onCommitted` (which publishes the commit to this instance's waiters)
+/// is told before the batch's answers.
 ///
 /// Inputs were validated by the caller (`MessageRules`, the read marker's
 /// rule, message ids ≥ 1), as `SQLiteHistoryStore` does before its batcher.
@@ -112,8 +113,11 @@ package final class PostgresWriter: Sendable {
             guard !batch.isEmpty else { return }
             let outcome = write(batch)
             answers.async { [onCommitted] in
-                for answer in outcome.answers { answer() }
+                // Published here before answered, as on SQLite: a client
+                // that parks a poll once answered finds this instance's
+                // waiters past the commit (others hear it through LISTEN).
                 if let commit = outcome.commit { onCommitted(commit) }
+                for answer in outcome.answers { answer() }
             }
         }
     }

@@ -72,7 +72,9 @@ final class AppendBatcher: Sendable {
             let outcome = writer.perform(batch)
             let size = batch.count
             answers.async { [waiters, inboxWaiters, onBatchCommitted] in
-                for answer in outcome.answers { answer() }
+                // Published before answered: a client that parks a poll
+                // once answered finds the waiters (and the memberships they
+                // keep) already past this commit.
                 for (conversation, version) in outcome.versions {
                     waiters.publish(conversation: conversation, version: version,
                                     changed: ChangedMessageIDs(outcome.changedIDs[conversation] ?? []))
@@ -81,6 +83,7 @@ final class AppendBatcher: Sendable {
                     inboxWaiters.publish(activity: outcome.activity, conversations: outcome.inboxConversations,
                                          users: outcome.inboxUsers)
                 }
+                for answer in outcome.answers { answer() }
                 if outcome.committed { onBatchCommitted?(size) }
             }
         }

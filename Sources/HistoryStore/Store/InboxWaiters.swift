@@ -37,6 +37,10 @@ package final class InboxWaiters: Sendable {
         let after: Int64
         var conversations: [Int64] = []
         var watchesEverything = false
+        /// Its conversations came from `MembershipCache`, not from a read
+        /// made for this wait: they may predate a membership change the
+        /// client already saw, whose publication is still to come.
+        var usedCachedMemberships = false
         let handler: @Sendable (WaitOutcome) -> Void
         let timer: TimerBox
     }
@@ -115,6 +119,7 @@ package final class InboxWaiters: Sendable {
                 state.watchingEverything.insert(token)
                 waiter.watchesEverything = true
             }
+            waiter.usedCachedMemberships = parked.known != nil
             state.waiters[token] = waiter
         }
         if parked.mustLook, hasChanges() == true { finish(token, with: .changed) }
@@ -124,6 +129,14 @@ package final class InboxWaiters: Sendable {
     /// Called after a commit: `activity` is its last value, `conversations`
     /// the seqs it changed, `users` those whose marker or memberships it
     /// changed.
+    ///
+    /// A wait of one of `users` that is already past `activity` is woken
+    /// too when it took its conversations from the cache: its client saw
+    /// this commit before it was published here (another instance's commit
+    /// reaches this one through LISTEN, a moment later), so the cached list
+    /// may lack a conversation just joined, whose posts would then not wake
+    /// it. The wake costs one feed read, which finds nothing and parks again
+    /// with the memberships read afresh.
     package func publish(activity: Int64, conversations: Set<Int64>, users: Set<String>) {
         let woken: [Waiter] = state.withLock { state in
             if let published = state.publishedActivity, activity > published { state.publishedActivity = activity }
@@ -131,10 +144,14 @@ package final class InboxWaiters: Sendable {
             guard !state.waiters.isEmpty else { return [] }
             var tokens = state.watchingEverything
             for seq in conversations { if let parked = state.byConversation[seq] { tokens.formUnion(parked) } }
-            for user in users { if let parked = state.byUser[user] { tokens.formUnion(parked) } }
+            var usersTokens = Set<UInt64>()
+            for user in users { if let parked = state.byUser[user] { usersTokens.formUnion(parked) } }
+            tokens.formUnion(usersTokens)
             var woken: [Waiter] = []
             for token in tokens {
-                guard let waiter = state.waiters[token], waiter.after < activity else { continue }
+                guard let waiter = state.waiters[token],
+                      waiter.after < activity || (waiter.usedCachedMemberships && usersTokens.contains(token))
+                else { continue }
                 woken.append(waiter)
                 Self.remove(token, from: &state)
             }
