@@ -17,11 +17,7 @@ extension PostgresTests {
     @Suite("PostgresWriter's activity counter")
     struct PostgresWriterActivityTests {
         @Test func aBatchOfAppendsWritesFirstAndWaitsForTheCounterOnlyAtItsEnd() async throws {
-            try await withTestDatabase { uri in
-                try WriterInstance.migrate(uri)
-                let instance = WriterInstance(uri: uri)
-                defer { instance.close() }
-                let rows = try Rows(uri)
+            try await withWriter { instance, rows, uri in
                 let conversations = ["c1", "c2", "c3"]
                 for id in conversations { _ = try await instance.create(id).get() }
                 // Another instance's transaction holds the counter's row, having taken five values.
@@ -133,11 +129,7 @@ extension PostgresTests {
         }
 
         @Test func aMixedBatchGivesValuesInRequestOrder() async throws {
-            try await withTestDatabase { uri in
-                try WriterInstance.migrate(uri)
-                let instance = WriterInstance(uri: uri)
-                defer { instance.close() }
-                let rows = try Rows(uri)
+            try await withWriter { instance, rows, uri in
                 _ = try await instance.create("blocker").get()
                 _ = try await instance.create("c1", owner: "ana").get()
                 _ = try await instance.create("c2").get()
@@ -189,11 +181,7 @@ extension PostgresTests {
         }
 
         @Test func aCounterAtItsEndRefusesOnlyTheRequestsThatNeedAValue() async throws {
-            try await withTestDatabase { uri in
-                try WriterInstance.migrate(uri)
-                let instance = WriterInstance(uri: uri)
-                defer { instance.close() }
-                let rows = try Rows(uri)
+            try await withWriter { instance, rows, uri in
                 _ = try await instance.create("blocker").get()
                 _ = try await instance.create("c1", owner: "ana").get()
                 _ = try await instance.create("c2").get()

@@ -15,11 +15,7 @@ extension PostgresTests {
     @Suite("PostgresWriter across instances")
     struct PostgresWriterInstancesTests {
         @Test func eachRequestOfAMixedBatchGetsItsOwnResultAndAFailureLeavesNothing() async throws {
-            try await withTestDatabase { uri in
-                try WriterInstance.migrate(uri)
-                let instance = WriterInstance(uri: uri)
-                defer { instance.close() }
-                let rows = try Rows(uri)
+            try await withWriter { instance, rows, uri in
                 _ = try await instance.create("blocker").get()
                 _ = try await instance.create("c").get()
                 let first = try await instance.append("first", to: "c", clientID: "k").get().message
@@ -73,11 +69,7 @@ extension PostgresTests {
         }
 
         @Test func aRunOfPlainAppendsIsWrittenBeforeTheRequestsAfterIt() async throws {
-            try await withTestDatabase { uri in
-                try WriterInstance.migrate(uri)
-                let instance = WriterInstance(uri: uri)
-                defer { instance.close() }
-                let rows = try Rows(uri)
+            try await withWriter { instance, rows, uri in
                 _ = try await instance.create("blocker").get()
                 _ = try await instance.create("c", owner: "ana").get()
                 _ = try await instance.create("d").get()
@@ -134,11 +126,7 @@ extension PostgresTests {
         }
 
         @Test func aLostConnectionAnswersUnavailableAndTheNextBatchWorks() async throws {
-            try await withTestDatabase { uri in
-                try WriterInstance.migrate(uri)
-                let instance = WriterInstance(uri: uri)
-                defer { instance.close() }
-                let rows = try Rows(uri)
+            try await withWriter { instance, rows, uri in
                 _ = try await instance.create("c").get()
                 // The writer's idle session ended (a server restart): the next
                 // batch is written on a fresh one, nothing to see for callers.

@@ -1,7 +1,20 @@
 import Foundation
 import HistoryPostgres
 import HistoryStore
+import HistoryTestSupport
 import Synchronization
+
+/// A throwaway migrated database with one writer instance on it and
+/// plain SQL over it: the set-up of most writer tests (`uri` for a second
+/// instance or a raw session). The instance is closed when `body` ends.
+func withWriter(_ body: (_ instance: WriterInstance, _ rows: Rows, _ uri: String) async throws -> Void) async throws {
+    try await withTestDatabase { uri in
+        try WriterInstance.migrate(uri)
+        let instance = WriterInstance(uri: uri)
+        defer { instance.close() }
+        try await body(instance, try Rows(uri), uri)
+    }
+}
 
 /// One "instance" for the writer tests: its own pool and `PostgresWriter`
 /// on a migrated database, with async forms of every write kind, and what

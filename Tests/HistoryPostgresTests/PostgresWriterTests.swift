@@ -10,11 +10,7 @@ extension PostgresTests {
     @Suite("PostgresWriter")
     struct PostgresWriterTests {
         @Test func conversationsAreCreatedOnceWithTheirOwner() async throws {
-            try await withTestDatabase { uri in
-                try WriterInstance.migrate(uri)
-                let instance = WriterInstance(uri: uri)
-                defer { instance.close() }
-                let rows = try Rows(uri)
+            try await withWriter { instance, rows, uri in
 
                 let created = try await instance.create("general", title: "General", owner: "ana").get()
                 #expect(created.id.rawValue == "general" && created.title == "General" && created.version == 0)
@@ -33,11 +29,7 @@ extension PostgresTests {
         }
 
         @Test func appendsCountAndAnswerRetriesByClientID() async throws {
-            try await withTestDatabase { uri in
-                try WriterInstance.migrate(uri)
-                let instance = WriterInstance(uri: uri)
-                defer { instance.close() }
-                let rows = try Rows(uri)
+            try await withWriter { instance, rows, uri in
                 _ = try await instance.create("c").get()
 
                 #expect(await instance.append("hi", to: "nowhere") == .failure(.conversationNotFound(ConversationID("nowhere")!)))
@@ -63,11 +55,7 @@ extension PostgresTests {
         }
 
         @Test func editsAndDeletesEraseTheText() async throws {
-            try await withTestDatabase { uri in
-                try WriterInstance.migrate(uri)
-                let instance = WriterInstance(uri: uri)
-                defer { instance.close() }
-                let rows = try Rows(uri)
+            try await withWriter { instance, rows, uri in
                 _ = try await instance.create("c").get()
                 let message = try await instance.append("secret", to: "c", clientID: "k").get().message
 
@@ -94,11 +82,7 @@ extension PostgresTests {
         }
 
         @Test func membersAreAddedChangedAndRemoved() async throws {
-            try await withTestDatabase { uri in
-                try WriterInstance.migrate(uri)
-                let instance = WriterInstance(uri: uri)
-                defer { instance.close() }
-                let rows = try Rows(uri)
+            try await withWriter { instance, rows, uri in
                 _ = try await instance.create("c").get()
                 #expect(await instance.put("bo", in: "nowhere") == .failure(.conversationNotFound(ConversationID("nowhere")!)))
 
@@ -127,11 +111,7 @@ extension PostgresTests {
         }
 
         @Test func readMarkersMoveForwardOnlyAndStopAtTheNewest() async throws {
-            try await withTestDatabase { uri in
-                try WriterInstance.migrate(uri)
-                let instance = WriterInstance(uri: uri)
-                defer { instance.close() }
-                let rows = try Rows(uri)
+            try await withWriter { instance, rows, uri in
                 _ = try await instance.create("c", owner: "ana").get()
                 #expect(await instance.markRead("bo", in: "c", upTo: 1) == .failure(.memberNotFound(ConversationID("c")!, UserID("bo")!)))
                 #expect(await instance.markRead("ana", in: "x", upTo: 1) == .failure(.conversationNotFound(ConversationID("x")!)))
@@ -160,11 +140,7 @@ extension PostgresTests {
         }
 
         @Test func aBulkLoadKeepsTheCountersExact() async throws {
-            try await withTestDatabase { uri in
-                try WriterInstance.migrate(uri)
-                let instance = WriterInstance(uri: uri)
-                defer { instance.close() }
-                let rows = try Rows(uri)
+            try await withWriter { instance, rows, uri in
                 _ = try await instance.create("c").get()
                 _ = try await instance.append("first", to: "c", clientID: "used").get()
                 let start = try rows.activity()
