@@ -126,6 +126,14 @@ public protocol HistoryStore: Sendable {
     /// unless it already ran.
     func cancelWait(_ token: WaitToken)
 
+    /// Calls `handler` after every commit that changed users' memberships
+    /// or read markers, this instance's or (PostgreSQL) another's, with
+    /// those users; with nil when such commits may have gone by unheard (a
+    /// listener that lost its connection). The HTTP layer answers 404 to a
+    /// removed member's parked long-polls through it, whichever instance
+    /// removed it. Called on the store's own queues: hand reads elsewhere.
+    func observeUserChanges(_ handler: @escaping @Sendable (Set<UserID>?) -> Void)
+
     /// How many waits are parked now (a metric).
     var parkedWaitCount: Int { get }
 
@@ -160,6 +168,10 @@ public struct WaitToken: Hashable, Sendable {
 extension HistoryStore {
     /// A read of a conversation that need not exist: "not found" is an
     /// answer, so it proves a read works without a probe table.
+    /// A store without commits of its own to report (a wrapper in tests)
+    /// reports none.
+    public func observeUserChanges(_ handler: @escaping @Sendable (Set<UserID>?) -> Void) {}
+
     public func ping() throws(StoreError) {
         do {
             _ = try conversation(ConversationID("healthz-probe")!)

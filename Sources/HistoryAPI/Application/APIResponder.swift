@@ -44,6 +44,11 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
                 readThreads: Int = 4) {
         let longPolls = LongPollRegistry(maximumPerClient: limits.maximumParkedPollsPerClient)
         let readPool = ReadPool(threads: readThreads)
+        // Removals through other instances reach their parked polls here.
+        store.observeUserChanges { [weak longPolls, weak readPool] users in
+            guard let longPolls, let readPool else { return }
+            longPolls.recheckMemberships(of: users, on: readPool)
+        }
         let environment = RouteEnvironment(store: store, logger: logger, metrics: metrics, longPolls: longPolls,
                                            limits: limits, readPool: readPool)
         var router = Router(readPool: readPool)

@@ -76,14 +76,19 @@ final class LongPoll<Feed: PolledFeed>: ParkedPoll {
         request.context.onClose { [self] in cancel() }
         // A removal that committed after the access check but before the
         // poll was registered found nothing to revoke: look again.
-        if let membership = feed.membership {
-            do {
-                if try environment.store.role(of: membership.user, in: membership.conversation) == nil { revoke() }
-            } catch {
-                // A store that cannot read answers the poll through its own reads.
-            }
-        }
+        recheckMembership()
         park()
+    }
+
+    var memberUser: UserID? { feed.membership?.user }
+
+    func recheckMembership() {
+        guard let membership = feed.membership else { return }
+        do {
+            if try environment.store.role(of: membership.user, in: membership.conversation) == nil { revoke() }
+        } catch {
+            // A store that cannot read answers the poll through its own reads.
+        }
     }
 
     /// Answers 404 now when this poll reads `conversation` as `user`.

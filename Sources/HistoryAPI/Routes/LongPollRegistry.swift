@@ -10,6 +10,8 @@ final class LongPollRegistry: Sendable {
     private struct State: Sendable {
         var polls: [ObjectIdentifier: any ParkedPoll] = [:]
         var perClient: [ClientKey: Int] = [:]
+        /// The polls that read a conversation as a member, by that member.
+        var byMember: [UserID: Set<ObjectIdentifier>] = [:]
         var draining = false
     }
 
@@ -39,13 +41,19 @@ final class LongPollRegistry: Sendable {
                 state.perClient[client] = parked + 1
             }
             state.polls[ObjectIdentifier(poll)] = poll
+            if let user = poll.memberUser { state.byMember[user, default: []].insert(ObjectIdentifier(poll)) }
             return .parked
         }
     }
 
     func unregister(_ poll: any ParkedPoll) {
         state.withLock { state in
-            guard state.polls.removeValue(forKey: ObjectIdentifier(poll)) != nil, let client = poll.client else { return }
+            guard state.polls.removeValue(forKey: ObjectIdentifier(poll)) != nil else { return }
+            if let user = poll.memberUser {
+                state.byMember[user]?.remove(ObjectIdentifier(poll))
+                if state.byMember[user]?.isEmpty == true { state.byMember[user] = nil }
+            }
+            guard let client = poll.client else { return }
             let left = state.perClient[client, default: 1] - 1
             state.perClient[client] = left > 0 ? left : nil
         }
@@ -58,6 +66,20 @@ final class LongPollRegistry: Sendable {
     func revoke(user: UserID, in conversation: ConversationID) {
         let polls = state.withLock { Array($0.polls.values) }
         for poll in polls { poll.revokeIfReading(conversation, as: user) }
+    }
+
+    /// The store saw `users`' memberships change (nil: anyone's may have),
+    /// maybe through another instance, whose removals `revoke` never
+    /// hears: each of their polls that reads a conversation as a member
+    /// asks the store again, on the read pool, and answers 404 if the
+    /// membership is gone. A commit names few users, and only their polls
+    /// are looked at (`byMember`).
+    func recheckMemberships(of users: Set<UserID>?, on readPool: ReadPool) {
+        let polls: [any ParkedPoll] = state.withLock { state in
+            guard let users else { return state.polls.values.filter { $0.memberUser != nil } }
+            return users.flatMap { user in (state.byMember[user] ?? []).compactMap { state.polls[$0] } }
+        }
+        for poll in polls { readPool.submit { poll.recheckMembership() } }
     }
 
     var count: Int { state.withLock { $0.polls.count } }

@@ -16,4 +16,12 @@ protocol ParkedPoll: AnyObject, Sendable {
     /// `user` was removed from `conversation`: a poll that reads that
     /// conversation as that user answers 404 now; any other poll ignores it.
     func revokeIfReading(_ conversation: ConversationID, as user: UserID)
+
+    /// The user this poll reads a conversation as, if it reads one as a member.
+    var memberUser: UserID? { get }
+
+    /// Asks the store whether the poll's user is still a member, and
+    /// answers 404 now if not (a removal through another instance, heard
+    /// from the store). Reads: call it off the event loops.
+    func recheckMembership()
 }

@@ -280,6 +280,10 @@ public final class PostgresHistoryStore: HistoryStore {
             handler: handler)
     }
 
+    public func observeUserChanges(_ handler: @escaping @Sendable (Set<UserID>?) -> Void) {
+        inboxWaiters.observeUserChanges(handler)
+    }
+
     public func cancelWait(_ token: WaitToken) {
         if InboxWaiters.owns(token) {
             inboxWaiters.cancel(token)

@@ -59,6 +59,7 @@ package final class InboxWaiters: Sendable {
     }
 
     private let state: Mutex<State>
+    private let userObservers = Mutex<[@Sendable (Set<UserID>?) -> Void]>([])
     private let delivery = DispatchQueue(label: "history-store.inbox-waiters", attributes: .concurrent)
 
     /// `publishedActivity`: the activity every commit so far is at or
@@ -67,6 +68,17 @@ package final class InboxWaiters: Sendable {
     /// promises nothing, and every wait looks at the feed once it is parked.
     package init(publishedActivity: Int64? = nil) {
         state = Mutex(State(publishedActivity: publishedActivity))
+    }
+
+    /// `handler` is told the users of every later publication that names
+    /// some, and nil at `wakeAll` (see `HistoryStore.observeUserChanges`).
+    package func observeUserChanges(_ handler: @escaping @Sendable (Set<UserID>?) -> Void) {
+        userObservers.withLock { $0.append(handler) }
+    }
+
+    private func tellObservers(_ users: Set<UserID>?) {
+        let observers = userObservers.withLock { $0 }
+        for observer in observers { observer(users) }
     }
 
     package static func owns(_ token: WaitToken) -> Bool {
@@ -158,6 +170,7 @@ package final class InboxWaiters: Sendable {
             return woken
         }
         for waiter in woken { deliver(.changed, to: waiter) }
+        if !users.isEmpty { tellObservers(Set(users.compactMap { UserID($0) })) }
     }
 
     /// Wakes every parked wait with `.changed` (see
@@ -173,6 +186,7 @@ package final class InboxWaiters: Sendable {
             return all
         }
         for waiter in woken { deliver(.changed, to: waiter) }
+        tellObservers(nil)
     }
 
     package func cancel(_ token: WaitToken) {

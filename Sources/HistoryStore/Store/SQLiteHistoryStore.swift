@@ -283,6 +283,10 @@ public final class SQLiteHistoryStore: HistoryStore {
     }
 
     /// Either kind of wait: inbox tokens carry their own mark.
+    public func observeUserChanges(_ handler: @escaping @Sendable (Set<UserID>?) -> Void) {
+        inboxWaiters.observeUserChanges(handler)
+    }
+
     public func cancelWait(_ token: WaitToken) {
         if InboxWaiters.owns(token) {
             inboxWaiters.cancel(token)
