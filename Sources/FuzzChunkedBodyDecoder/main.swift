@@ -1,5 +1,5 @@
 import FuzzSupport
-@testable import HTTPCore
+import HTTPCore
 
 // Fuzzes `ChunkedBodyDecoder`, which frames both request and response bodies.
 //
