@@ -9,9 +9,10 @@
 # token-verifier (all by default). Seconds default to 60.
 #
 # Environment:
-#   FUZZ_CONFIG        SwiftPM configuration, release (default) or debug. Release
-#                      runs 10 to 30 times as many inputs a second; debug shares
-#                      the test build's dependencies when FUZZ_SCRATCH=.build (CI)
+#   FUZZ_CONFIG        SwiftPM configuration, release (default) or debug: release
+#                      runs four to five times as many inputs a second
+#                      (docs/fuzzing.md, Results); with FUZZ_SCRATCH=.build, debug
+#                      shares the test build's dependencies
 #   FUZZ_SCRATCH       SwiftPM scratch path for the instrumented build (.build-fuzz)
 #   FUZZ_RSS_LIMIT_MB  memory limit per target (2048)
 #
