@@ -9,6 +9,10 @@
 # token-verifier (all by default). Seconds default to 60.
 #
 # Environment:
+#   FUZZ_CONFIG        SwiftPM configuration, release (default) or debug: release
+#                      runs four to five times as many inputs a second
+#                      (docs/fuzzing.md, Results); with FUZZ_SCRATCH=.build, debug
+#                      shares the test build's dependencies
 #   FUZZ_SCRATCH       SwiftPM scratch path for the instrumented build (.build-fuzz)
 #   FUZZ_RSS_LIMIT_MB  memory limit per target (2048)
 #
@@ -23,10 +27,15 @@ shift || true
 all_targets=(request-parser chunked-body-decoder json-reader query-parameters token-verifier)
 targets=("${@:-${all_targets[@]}}")
 scratch="${FUZZ_SCRATCH:-.build-fuzz}"
+config="${FUZZ_CONFIG:-release}"
 rss_limit="${FUZZ_RSS_LIMIT_MB:-2048}"
 
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then
     echo "usage: scripts/fuzz.sh [seconds-per-target] [target ...]" >&2
+    exit 2
+fi
+if [ "$config" != release ] && [ "$config" != debug ]; then
+    echo "FUZZ_CONFIG must be release or debug, not $config" >&2
     exit 2
 fi
 
@@ -45,10 +54,10 @@ product_of() {
 export CHAT_HISTORY_FUZZ=1
 for target in "${targets[@]}"; do
     product="$(product_of "$target")"
-    echo "== building $product"
-    swift build -c debug --product "$product" --scratch-path "$scratch"
+    echo "== building $product ($config)"
+    swift build -c "$config" --product "$product" --scratch-path "$scratch"
 done
-bin="$(swift build -c debug --scratch-path "$scratch" --show-bin-path)"
+bin="$(swift build -c "$config" --scratch-path "$scratch" --show-bin-path)"
 
 failed=()
 summary=()

@@ -1,5 +1,5 @@
 import FuzzSupport
-@testable import HTTPCore
+import HTTPCore
 
 // Fuzzes `ChunkedBodyDecoder`, which frames both request and response bodies.
 //
@@ -75,7 +75,7 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 
     let whole = decode([bytes[...]])
     let split = decode(SplitPoints(of: bytes))
-    let single = decode(bytes.map { [$0][...] })
+    let single = decode(SplitPoints.everyByte(of: bytes))
     for (name, other) in [("pieces", split), ("bytes", single)] {
         fuzzCheck(other == whole, "fed in \(name): \(other); fed whole: \(whole)")
     }

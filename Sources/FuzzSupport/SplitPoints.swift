@@ -33,6 +33,11 @@ public struct SplitPoints: Sequence {
         }
     }
 
+    /// The input one byte at a time, as slices of it (no array per byte).
+    public static func everyByte(of bytes: [UInt8]) -> LazyMapSequence<Range<Int>, ArraySlice<UInt8>> {
+        bytes.indices.lazy.map { bytes[$0..<($0 + 1)] }
+    }
+
     static func fnv1a(_ bytes: [UInt8]) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {

@@ -38,11 +38,21 @@ func makeVerifier(cacheCapacity: Int) -> TokenVerifier {
 let cachedVerifier = makeVerifier(cacheCapacity: 64)
 let uncachedVerifier = makeVerifier(cacheCapacity: 0)
 
+/// Foundation's base64, then the URL alphabet byte by byte: three
+/// `replacingOccurrences` took a third of the target's time.
 func base64URL(_ bytes: some Sequence<UInt8>) -> String {
-    Data(bytes).base64EncodedString()
-        .replacingOccurrences(of: "+", with: "-")
-        .replacingOccurrences(of: "/", with: "_")
-        .replacingOccurrences(of: "=", with: "")
+    let base64 = Data(bytes).base64EncodedData()
+    var url: [UInt8] = []
+    url.reserveCapacity(base64.count)
+    for byte in base64 {
+        switch byte {
+        case UInt8(ascii: "+"): url.append(UInt8(ascii: "-"))
+        case UInt8(ascii: "/"): url.append(UInt8(ascii: "_"))
+        case UInt8(ascii: "="): break
+        default: url.append(byte)
+        }
+    }
+    return String(decoding: url, as: UTF8.self)
 }
 
 func base64URLDecoded(_ text: Substring) -> [UInt8]? {

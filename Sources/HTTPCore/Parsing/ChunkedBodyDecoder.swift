@@ -8,7 +8,10 @@
 /// and the trailer section (`maximumTrailerBytes`, 431). Chunk framing must end
 /// its lines with CRLF: unlike the head, a bare LF is refused here, because
 /// disagreeing about where a chunk ends is how request smuggling starts.
-struct ChunkedBodyDecoder: Sendable {
+///
+/// `package`, not internal, so that its fuzz target reaches it in an
+/// optimised build, where `@testable import` is not available.
+package struct ChunkedBodyDecoder: Sendable {
     private enum State: Sendable {
         case size
         case data(remaining: Int)
@@ -27,20 +30,20 @@ struct ChunkedBodyDecoder: Sendable {
     let maximumFramingBytes: Int
     let maximumTrailerBytes: Int
 
-    init(maximumBodyBytes: Int, maximumFramingBytes: Int, maximumTrailerBytes: Int) {
+    package init(maximumBodyBytes: Int, maximumFramingBytes: Int, maximumTrailerBytes: Int) {
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumFramingBytes = maximumFramingBytes
         self.maximumTrailerBytes = maximumTrailerBytes
     }
 
-    var isComplete: Bool {
+    package var isComplete: Bool {
         if case .done = state { return true }
         return false
     }
 
     /// Decodes `bytes[start..<end]`, appending chunk data to `body`, and
     /// returns how far it consumed; stops early at the end of the message.
-    mutating func decode(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int,
+    package mutating func decode(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int,
                          into body: inout [UInt8]) throws(RequestParseError) -> Int {
         var position = start
         while position < end {
