@@ -47,6 +47,15 @@ extension PostgresBatch {
         return takeActivity().map { place -> (place: Int64, value: Int64) in (place, base + place) }
     }
 
+    /// `takeStoredActivity` for a change of `changed`'s conversation, whose
+    /// latest place it becomes: the value to write now.
+    func takeStoredActivity(for changed: inout Counters) throws(PostgresError) -> Result<Int64, StoreError> {
+        try takeStoredActivity().map { taken in
+            changed.activityPlace = taken.place
+            return taken.value
+        }
+    }
+
     /// The stored value of a place taken earlier; the counter's row is
     /// locked by then (`takeStoredActivity` or `takeCounterAtEnd`).
     func storedActivity(_ place: Int64) -> Int64 {

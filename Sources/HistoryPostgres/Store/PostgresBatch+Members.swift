@@ -13,10 +13,8 @@ extension PostgresBatch {
         if let current = try member(user, seq: seq) {
             guard current.role != role else { return .success(.unchanged(current)) }
             let activity: Int64
-            switch try takeStoredActivity() {
-            case .success(let taken):
-                changed.activityPlace = taken.place
-                activity = taken.value
+            switch try takeStoredActivity(for: &changed) {
+            case .success(let value): activity = value
             case .failure(let error): return .failure(error)
             }
             try connection.execute(connection.cachedStatement(sql: """
@@ -28,10 +26,8 @@ extension PostgresBatch {
             return .success(.changed(updated))
         }
         let activity: Int64
-        switch try takeStoredActivity() {
-        case .success(let taken):
-            changed.activityPlace = taken.place
-            activity = taken.value
+        switch try takeStoredActivity(for: &changed) {
+        case .success(let value): activity = value
         case .failure(let error): return .failure(error)
         }
         let added = Member(userID: user, role: role, joinedAt: .now())
@@ -50,10 +46,8 @@ extension PostgresBatch {
         guard try member(user, seq: seq) != nil else { return .success(false) }
         guard var changed = counters[seq] else { return .failure(Self.vanished(conversation)) }
         let activity: Int64
-        switch try takeStoredActivity() {
-        case .success(let taken):
-            changed.activityPlace = taken.place
-            activity = taken.value
+        switch try takeStoredActivity(for: &changed) {
+        case .success(let value): activity = value
         case .failure(let error): return .failure(error)
         }
         try connection.execute(connection.cachedStatement(sql: """
