@@ -20,38 +20,33 @@ struct CrossInstanceRevocationTests {
             var configuration = RunningServer.defaultConfiguration
             configuration.jwtHS256SecretFile = secretPath
             configuration.jwtAudience = TokenMinter.audience
-            configuration.databasePath = try #require(PostgresTestCluster.current).createDatabase()
-            let a = try HistoryApplication(configuration: configuration)
-            try a.start()
-            defer { a.shutdownAndWait(gracePeriod: .seconds(2)) }
-            let b = try HistoryApplication(configuration: configuration)
-            try b.start()
-            defer { b.shutdownAndWait(gracePeriod: .seconds(2)) }
+            try withTwoInstances(configuration) { a, b in
 
-            let owner = minter.user("olga"), member = minter.user("bob")
-            let throughB = try HTTPClientConnection(host: "127.0.0.1", port: b.port, timeout: .seconds(10))
-            defer { throughB.close() }
-            #expect(try throughB.call(.post, "/v1/conversations", token: owner, json: #"{"id":"room"}"#).status == 201)
-            #expect(try throughB.call(.put, "/v1/conversations/room/members/bob", token: owner, json: "{}").status == 201)
-            let version = try throughB.call(.post, "/v1/conversations/room/messages", token: owner,
-                                            json: #"{"sender":"olga","body":"hi"}"#)
-            #expect(version.status == 201)
+                let owner = minter.user("olga"), member = minter.user("bob")
+                let throughB = try HTTPClientConnection(host: "127.0.0.1", port: b.port, timeout: .seconds(10))
+                defer { throughB.close() }
+                #expect(try throughB.call(.post, "/v1/conversations", token: owner, json: #"{"id":"room"}"#).status == 201)
+                #expect(try throughB.call(.put, "/v1/conversations/room/members/bob", token: owner, json: "{}").status == 201)
+                let version = try throughB.call(.post, "/v1/conversations/room/messages", token: owner,
+                                                json: #"{"sender":"olga","body":"hi"}"#)
+                #expect(version.status == 201)
 
-            // bob's long-poll on the room's events, and a page read, both on A.
-            let poll = try HTTPClientConnection(host: "127.0.0.1", port: a.port, timeout: .seconds(60))
-            defer { poll.close() }
-            var headers: HTTPHeaders = ["Host": "127.0.0.1"]
-            headers.add(name: "Authorization", value: "Bearer \(member)")
-            try poll.send(HTTPRequest(method: .get, target: "/v1/conversations/room/events?since=1&wait=30", headers: headers))
-            #expect(eventually { a.parkedLongPollCount == 1 })
+                // bob's long-poll on the room's events, and a page read, both on A.
+                let poll = try HTTPClientConnection(host: "127.0.0.1", port: a.port, timeout: .seconds(60))
+                defer { poll.close() }
+                var headers: HTTPHeaders = ["Host": "127.0.0.1"]
+                headers.add(name: "Authorization", value: "Bearer \(member)")
+                try poll.send(HTTPRequest(method: .get, target: "/v1/conversations/room/events?since=1&wait=30", headers: headers))
+                #expect(eventually { a.parkedLongPollCount == 1 })
 
-            #expect(try throughB.call(.delete, "/v1/conversations/room/members/bob", token: owner).status == 200)
-            // Without the removal heard from PostgreSQL, the poll would
-            // answer 200 at the end of its 30 s wait.
-            let answer = try poll.receive()
-            #expect(answer.status == 404)
-            #expect(answer.bodyText.contains("conversation_not_found"))
-            #expect(eventually { a.parkedLongPollCount == 0 })
+                #expect(try throughB.call(.delete, "/v1/conversations/room/members/bob", token: owner).status == 200)
+                // Without the removal heard from PostgreSQL, the poll would
+                // answer 200 at the end of its 30 s wait.
+                let answer = try poll.receive()
+                #expect(answer.status == 404)
+                #expect(answer.bodyText.contains("conversation_not_found"))
+                #expect(eventually { a.parkedLongPollCount == 0 })
+            }
         }
     }
 }
