@@ -64,8 +64,7 @@ final class LongPollRegistry: Sendable {
     /// Answers 404 every poll `user` has parked on `conversation`: a
     /// removed member loses access at once, parked requests included.
     func revoke(user: UserID, in conversation: ConversationID) {
-        let polls = state.withLock { Array($0.polls.values) }
-        for poll in polls { poll.revokeIfReading(conversation, as: user) }
+        for poll in memberPolls(of: [user]) { poll.revokeIfReading(conversation, as: user) }
     }
 
     /// The store saw `users`' memberships change (nil: anyone's may have),
@@ -75,11 +74,15 @@ final class LongPollRegistry: Sendable {
     /// membership is gone. A commit names few users, and only their polls
     /// are looked at (`byMember`).
     func recheckMemberships(of users: Set<UserID>?, on readPool: ReadPool) {
-        let polls: [any ParkedPoll] = state.withLock { state in
+        for poll in memberPolls(of: users) { readPool.submit { poll.recheckMembership() } }
+    }
+
+    /// The parked polls that read a conversation as one of `users` (nil: as anyone).
+    private func memberPolls(of users: Set<UserID>?) -> [any ParkedPoll] {
+        state.withLock { state in
             guard let users else { return state.polls.values.filter { $0.memberUser != nil } }
             return users.flatMap { user in (state.byMember[user] ?? []).compactMap { state.polls[$0] } }
         }
-        for poll in polls { readPool.submit { poll.recheckMembership() } }
     }
 
     var count: Int { state.withLock { $0.polls.count } }
