@@ -20,27 +20,29 @@ public protocol HistoryStore: Sendable {
     func createConversation(id: ConversationID?, title: String?, owner: UserID?,
                             completion: @escaping @Sendable (Result<Conversation, StoreError>) -> Void)
 
-    /// O(1): the kept counters, never a count.
-    func conversation(_ id: ConversationID) throws(StoreError) -> Conversation
+    /// O(1): the kept counters, never a count. `access` is decided in the
+    /// same snapshot (as for every read and write below that takes one).
+    func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation
 
     // MARK: - Members
 
     /// Adds a member or changes its role; idempotent (`.unchanged` writes
     /// nothing). Goes through the writer like every write.
     /// Fails `.conversationNotFound`.
-    func putMember(_ user: UserID, role: MemberRole, in conversation: ConversationID,
+    func putMember(_ user: UserID, role: MemberRole, in conversation: ConversationID, access: AccessCheck,
                    completion: @escaping @Sendable (Result<MemberChange, StoreError>) -> Void)
 
     /// true when a member was removed, false when the user was not a member.
     /// Fails `.conversationNotFound`.
-    func removeMember(_ user: UserID, from conversation: ConversationID,
+    func removeMember(_ user: UserID, from conversation: ConversationID, access: AccessCheck,
                       completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void)
 
     /// A keyset page in `user_id` byte order: the members with a user id
     /// greater than `after` (from the first when nil). `limit` is
     /// `MemberPage.limitRange`, else `.invalid(field: "limit", ...)`.
     /// Fails `.conversationNotFound`.
-    func members(of conversation: ConversationID, after: UserID?, limit: Int) throws(StoreError) -> MemberPage
+    func members(of conversation: ConversationID, after: UserID?, limit: Int,
+                 access: AccessCheck) throws(StoreError) -> MemberPage
 
     /// The check of every request in tokens mode: one indexed lookup, no scan.
     /// nil when `user` is not a member (or the conversation does not exist,
@@ -52,28 +54,28 @@ public protocol HistoryStore: Sendable {
     /// Appends through the group-commit writer; answered after the batch is
     /// durable. A repeated `clientID` answers `.existing` and stores nothing;
     /// the same `clientID` with another sender or body fails `.clientIDConflict`.
-    func append(_ message: NewMessage, to conversation: ConversationID,
+    func append(_ message: NewMessage, to conversation: ConversationID, access: AccessCheck,
                 completion: @escaping @Sendable (Result<AppendOutcome, StoreError>) -> Void)
 
     /// Replaces the body and sets `editedAt`; a tombstone fails `.messageDeleted`.
-    func edit(messageID: Int64, in conversation: ConversationID, body: String,
+    func edit(messageID: Int64, in conversation: ConversationID, body: String, access: AccessCheck,
               completion: @escaping @Sendable (Result<Message, StoreError>) -> Void)
 
     /// Tombstones the message: it keeps its id and place, its body is erased.
     /// Deleting a tombstone again answers it unchanged.
-    func delete(messageID: Int64, in conversation: ConversationID,
+    func delete(messageID: Int64, in conversation: ConversationID, access: AccessCheck,
                 completion: @escaping @Sendable (Result<Message, StoreError>) -> Void)
 
     /// One message, tombstone or not.
-    func message(_ messageID: Int64, in conversation: ConversationID) throws(StoreError) -> Message
+    func message(_ messageID: Int64, in conversation: ConversationID, access: AccessCheck) throws(StoreError) -> Message
 
     // MARK: - Reads
 
     /// A keyset page: index reads only, whatever the depth.
-    func page(of conversation: ConversationID, _ query: PageQuery) throws(StoreError) -> Page
+    func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page
 
     /// The compacted changes after `query.since` (the `events` endpoint).
-    func changes(in conversation: ConversationID, _ query: ChangeQuery) throws(StoreError) -> ChangeFeed
+    func changes(in conversation: ConversationID, _ query: ChangeQuery, access: AccessCheck) throws(StoreError) -> ChangeFeed
 
     // MARK: - Inbox
 
@@ -83,7 +85,7 @@ public protocol HistoryStore: Sendable {
     /// message the marker stays nil). A move takes a new `activity` value.
     /// `messageID` below 0 fails `.invalid(field: "last_read_id", ...)`.
     /// Fails `.conversationNotFound`, `.memberNotFound`.
-    func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64,
+    func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64, access: AccessCheck,
                   completion: @escaping @Sendable (Result<ReadState, StoreError>) -> Void)
 
     /// A keyset page of the conversations `user` is a member of, newest
@@ -174,10 +176,62 @@ extension HistoryStore {
 
     public func ping() throws(StoreError) {
         do {
-            _ = try conversation(ConversationID("healthz-probe")!)
+            _ = try conversation(ConversationID("healthz-probe")!, access: .admin)
         } catch .conversationNotFound {
             // The store answered.
         }
+    }
+
+    // Administrators' forms (tools, tests, open mode): everything allowed.
+
+    public func conversation(_ id: ConversationID) throws(StoreError) -> Conversation {
+        try conversation(id, access: .admin)
+    }
+
+    public func members(of conversation: ConversationID, after: UserID?, limit: Int) throws(StoreError) -> MemberPage {
+        try members(of: conversation, after: after, limit: limit, access: .admin)
+    }
+
+    public func message(_ messageID: Int64, in conversation: ConversationID) throws(StoreError) -> Message {
+        try message(messageID, in: conversation, access: .admin)
+    }
+
+    public func page(of conversation: ConversationID, _ query: PageQuery) throws(StoreError) -> Page {
+        try page(of: conversation, query, access: .admin)
+    }
+
+    public func changes(in conversation: ConversationID, _ query: ChangeQuery) throws(StoreError) -> ChangeFeed {
+        try changes(in: conversation, query, access: .admin)
+    }
+
+    public func putMember(_ user: UserID, role: MemberRole, in conversation: ConversationID,
+                          completion: @escaping @Sendable (Result<MemberChange, StoreError>) -> Void) {
+        putMember(user, role: role, in: conversation, access: .admin, completion: completion)
+    }
+
+    public func removeMember(_ user: UserID, from conversation: ConversationID,
+                             completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void) {
+        removeMember(user, from: conversation, access: .admin, completion: completion)
+    }
+
+    public func append(_ message: NewMessage, to conversation: ConversationID,
+                       completion: @escaping @Sendable (Result<AppendOutcome, StoreError>) -> Void) {
+        append(message, to: conversation, access: .admin, completion: completion)
+    }
+
+    public func edit(messageID: Int64, in conversation: ConversationID, body: String,
+                     completion: @escaping @Sendable (Result<Message, StoreError>) -> Void) {
+        edit(messageID: messageID, in: conversation, body: body, access: .admin, completion: completion)
+    }
+
+    public func delete(messageID: Int64, in conversation: ConversationID,
+                       completion: @escaping @Sendable (Result<Message, StoreError>) -> Void) {
+        delete(messageID: messageID, in: conversation, access: .admin, completion: completion)
+    }
+
+    public func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64,
+                         completion: @escaping @Sendable (Result<ReadState, StoreError>) -> Void) {
+        markRead(user, in: conversation, upTo: messageID, access: .admin, completion: completion)
     }
 
     /// Creates a conversation without members (open mode, admins).
@@ -192,30 +246,34 @@ extension HistoryStore {
     }
 
     @discardableResult
-    public func putMember(_ user: UserID, role: MemberRole = .member,
-                          in conversation: ConversationID) async throws(StoreError) -> MemberChange {
-        try await bridge { putMember(user, role: role, in: conversation, completion: $0) }
+    public func putMember(_ user: UserID, role: MemberRole = .member, in conversation: ConversationID,
+                          access: AccessCheck = .admin) async throws(StoreError) -> MemberChange {
+        try await bridge { putMember(user, role: role, in: conversation, access: access, completion: $0) }
     }
 
-    public func removeMember(_ user: UserID, from conversation: ConversationID) async throws(StoreError) -> Bool {
-        try await bridge { removeMember(user, from: conversation, completion: $0) }
+    public func removeMember(_ user: UserID, from conversation: ConversationID,
+                             access: AccessCheck = .admin) async throws(StoreError) -> Bool {
+        try await bridge { removeMember(user, from: conversation, access: access, completion: $0) }
     }
 
-    public func append(_ message: NewMessage, to conversation: ConversationID) async throws(StoreError) -> AppendOutcome {
-        try await bridge { append(message, to: conversation, completion: $0) }
+    public func append(_ message: NewMessage, to conversation: ConversationID,
+                       access: AccessCheck = .admin) async throws(StoreError) -> AppendOutcome {
+        try await bridge { append(message, to: conversation, access: access, completion: $0) }
     }
 
-    public func edit(messageID: Int64, in conversation: ConversationID, body: String) async throws(StoreError) -> Message {
-        try await bridge { edit(messageID: messageID, in: conversation, body: body, completion: $0) }
+    public func edit(messageID: Int64, in conversation: ConversationID, body: String,
+                     access: AccessCheck = .admin) async throws(StoreError) -> Message {
+        try await bridge { edit(messageID: messageID, in: conversation, body: body, access: access, completion: $0) }
     }
 
-    public func delete(messageID: Int64, in conversation: ConversationID) async throws(StoreError) -> Message {
-        try await bridge { delete(messageID: messageID, in: conversation, completion: $0) }
+    public func delete(messageID: Int64, in conversation: ConversationID,
+                       access: AccessCheck = .admin) async throws(StoreError) -> Message {
+        try await bridge { delete(messageID: messageID, in: conversation, access: access, completion: $0) }
     }
 
-    public func markRead(_ user: UserID, in conversation: ConversationID,
-                         upTo messageID: Int64) async throws(StoreError) -> ReadState {
-        try await bridge { markRead(user, in: conversation, upTo: messageID, completion: $0) }
+    public func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64,
+                         access: AccessCheck = .admin) async throws(StoreError) -> ReadState {
+        try await bridge { markRead(user, in: conversation, upTo: messageID, access: access, completion: $0) }
     }
 
     /// Waits on the user feed without a handler; returns how the wait ended.

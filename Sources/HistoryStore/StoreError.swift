@@ -39,6 +39,10 @@ public enum StoreError: Error, Hashable, Sendable {
     case migration(reason: String)
     /// The store was closed; nothing more is accepted.
     case closed
+    /// The caller's `AccessCheck` refused the request, decided in the
+    /// operation's own snapshot or transaction; nothing was read out or
+    /// written. (A non-member is `.conversationNotFound` instead.)
+    case refused(AccessRefusal)
 
     /// The store cannot hold more: SQLite could not grow the file
     /// (`SQLITE_FULL`: the disk or the file's page limit is full), or the id
@@ -71,6 +75,7 @@ extension StoreError: CustomStringConvertible {
         case .unavailable(let message): "the database is unavailable: \(message)"
         case .migration(let reason): "migrations: \(reason)"
         case .closed: "the store is closed"
+        case .refused(let refusal): "refused: \(refusal)"
         }
     }
 }

@@ -30,7 +30,7 @@ final class GatedStore: HistoryStore {
         for _ in 0..<waiting { opened.signal() }
     }
 
-    func page(of conversation: ConversationID, _ query: PageQuery) throws(StoreError) -> Page {
+    func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page {
         if conversation == gatedConversation {
             let wait = state.withLock { state -> Bool in
                 state.entered += 1
@@ -38,7 +38,7 @@ final class GatedStore: HistoryStore {
             }
             if wait { opened.wait() }
         }
-        return try inner.page(of: conversation, query)
+        return try inner.page(of: conversation, query, access: access)
     }
 
     func createConversation(id: ConversationID?, title: String?, owner: UserID?,
@@ -46,52 +46,55 @@ final class GatedStore: HistoryStore {
         inner.createConversation(id: id, title: title, owner: owner, completion: completion)
     }
 
-    func conversation(_ id: ConversationID) throws(StoreError) -> Conversation { try inner.conversation(id) }
+    func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation {
+        try inner.conversation(id, access: access)
+    }
 
-    func putMember(_ user: UserID, role: MemberRole, in conversation: ConversationID,
+    func putMember(_ user: UserID, role: MemberRole, in conversation: ConversationID, access: AccessCheck,
                    completion: @escaping @Sendable (Result<MemberChange, StoreError>) -> Void) {
-        inner.putMember(user, role: role, in: conversation, completion: completion)
+        inner.putMember(user, role: role, in: conversation, access: access, completion: completion)
     }
 
-    func removeMember(_ user: UserID, from conversation: ConversationID,
+    func removeMember(_ user: UserID, from conversation: ConversationID, access: AccessCheck,
                       completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void) {
-        inner.removeMember(user, from: conversation, completion: completion)
+        inner.removeMember(user, from: conversation, access: access, completion: completion)
     }
 
-    func members(of conversation: ConversationID, after: UserID?, limit: Int) throws(StoreError) -> MemberPage {
-        try inner.members(of: conversation, after: after, limit: limit)
+    func members(of conversation: ConversationID, after: UserID?, limit: Int,
+                 access: AccessCheck) throws(StoreError) -> MemberPage {
+        try inner.members(of: conversation, after: after, limit: limit, access: access)
     }
 
     func role(of user: UserID, in conversation: ConversationID) throws(StoreError) -> MemberRole? {
         try inner.role(of: user, in: conversation)
     }
 
-    func append(_ message: NewMessage, to conversation: ConversationID,
+    func append(_ message: NewMessage, to conversation: ConversationID, access: AccessCheck,
                 completion: @escaping @Sendable (Result<AppendOutcome, StoreError>) -> Void) {
-        inner.append(message, to: conversation, completion: completion)
+        inner.append(message, to: conversation, access: access, completion: completion)
     }
 
-    func edit(messageID: Int64, in conversation: ConversationID, body: String,
+    func edit(messageID: Int64, in conversation: ConversationID, body: String, access: AccessCheck,
               completion: @escaping @Sendable (Result<Message, StoreError>) -> Void) {
-        inner.edit(messageID: messageID, in: conversation, body: body, completion: completion)
+        inner.edit(messageID: messageID, in: conversation, body: body, access: access, completion: completion)
     }
 
-    func delete(messageID: Int64, in conversation: ConversationID,
+    func delete(messageID: Int64, in conversation: ConversationID, access: AccessCheck,
                 completion: @escaping @Sendable (Result<Message, StoreError>) -> Void) {
-        inner.delete(messageID: messageID, in: conversation, completion: completion)
+        inner.delete(messageID: messageID, in: conversation, access: access, completion: completion)
     }
 
-    func message(_ messageID: Int64, in conversation: ConversationID) throws(StoreError) -> Message {
-        try inner.message(messageID, in: conversation)
+    func message(_ messageID: Int64, in conversation: ConversationID, access: AccessCheck) throws(StoreError) -> Message {
+        try inner.message(messageID, in: conversation, access: access)
     }
 
-    func changes(in conversation: ConversationID, _ query: ChangeQuery) throws(StoreError) -> ChangeFeed {
-        try inner.changes(in: conversation, query)
+    func changes(in conversation: ConversationID, _ query: ChangeQuery, access: AccessCheck) throws(StoreError) -> ChangeFeed {
+        try inner.changes(in: conversation, query, access: access)
     }
 
-    func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64,
+    func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64, access: AccessCheck,
                   completion: @escaping @Sendable (Result<ReadState, StoreError>) -> Void) {
-        inner.markRead(user, in: conversation, upTo: messageID, completion: completion)
+        inner.markRead(user, in: conversation, upTo: messageID, access: access, completion: completion)
     }
 
     func inbox(of user: UserID, _ query: InboxQuery) throws(StoreError) -> InboxPage { try inner.inbox(of: user, query) }

@@ -258,18 +258,18 @@ extension PostgresTests {
                     for user in users { try fixture.addMember(seq, user) }
                 }
                 let statements: [(String, String, [String])] = [
-                    ("newest/before", PostgresReads.SQL.descending, ["'c0'", "\(Int64.max)", "50"]),
-                    ("after/between", PostgresReads.SQL.ascending, ["'c0'", "100", "\(Int64.max)", "50"]),
-                    ("around", PostgresReads.SQL.around, ["'c0'", "5000", "50"]),
-                    ("after with window", PostgresReads.SQL.afterWithinWindow, ["'c0'", "100", "50", "10000"]),
-                    ("members", PostgresReads.MemberSQL.page, ["'c0'", "''", "51"]),
+                    ("newest/before", PostgresReads.SQL.descending, ["'c0'", "'user-1'", "\(Int64.max)", "50"]),
+                    ("after/between", PostgresReads.SQL.ascending, ["'c0'", "'user-1'", "100", "\(Int64.max)", "50"]),
+                    ("around", PostgresReads.SQL.around, ["'c0'", "'user-1'", "5000", "50"]),
+                    ("after with window", PostgresReads.SQL.afterWithinWindow, ["'c0'", "'user-1'", "100", "50", "10000"]),
+                    ("members", PostgresReads.MemberSQL.page, ["'c0'", "'user-1'", "''", "51"]),
                 ]
                 for (name, sql, arguments) in statements {
                     let plan = try fixture.plan(sql, arguments)
                     #expect(plan.contains("Index Scan"), "\(name): \(plan)")
                     #expect(!plan.contains("Seq Scan") && !plan.contains("Sort") && !plan.contains("Bitmap"), "\(name): \(plan)")
                 }
-                let changes = try fixture.plan(PostgresReads.SQL.changes, ["'c0'", "100", "1", "\(Int64.max)", "101"])
+                let changes = try fixture.plan(PostgresReads.SQL.changes, ["'c0'", "'user-1'", "100", "1", "\(Int64.max)", "101"])
                 #expect(changes.contains("messages_by_version") && !changes.contains("Sort") && !changes.contains("Seq Scan"),
                         "\(changes)")
             }

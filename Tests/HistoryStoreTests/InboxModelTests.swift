@@ -172,7 +172,8 @@ struct InboxModelTests {
                     let answer = try await store.markRead(uid(user), in: cid(name), upTo: upTo)
                     if let newest {
                         let target = min(upTo, newest)
-                        if marker.map({ target > $0 }) ?? true {
+                        // 0 reads nothing: from null to 0 is no move (docs/API.md).
+                        if target > (marker ?? 0) {
                             model.conversations[name]!.members[user]!.lastReadID = target
                             model.touched[user, default: []].insert(name)
                         }

@@ -13,7 +13,7 @@ struct PrefetchingVFSTests {
             let path = directory.databasePath
             try SQLiteHistoryStore(configuration: StoreConfiguration(path: path)).close()
             for prefetches in [true, false] {
-                let reader = try SQLiteHistoryStore.openReader(StoreConfiguration(path: path, prefetchesPages: prefetches))
+                let reader = try SQLiteBackend.openReader(StoreConfiguration(path: path, prefetchesPages: prefetches))
                 defer { reader.close() }
                 let file = try #require(reader.mainFile)
                 #expect(PrefetchingVFS.prefetches(file) == prefetches)
@@ -40,7 +40,7 @@ struct PrefetchingVFSTests {
             func rows(vfs: String?) throws -> (prefetched: Bool, rows: [String]) {
                 let connection = try Connection(path: path, vfs: vfs)
                 defer { connection.close() }
-                try connection.execute(sql: "PRAGMA mmap_size = \(SQLiteHistoryStore.readerMemoryMapBytes)")
+                try connection.execute(sql: "PRAGMA mmap_size = \(SQLiteBackend.readerMemoryMapBytes)")
                 let file = try #require(connection.mainFile)
                 // A table scan, a scan of each index, and one lookup.
                 let rows = try connection.makeStatement(sql: """

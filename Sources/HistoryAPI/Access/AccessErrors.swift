@@ -41,11 +41,23 @@ extension APIError {
                 self = APIError.conversationNotFound(nil)
             }
         case .forbidden:
-            self = APIError(.forbidden, "this token may not do that")
+            self = APIError(AccessRefusal.forbidden)
         case .notAuthor:
-            self = APIError(.notAuthor, "only the message's sender (or an admin) may change it")
+            self = APIError(AccessRefusal.notAuthor)
         case .senderMismatch:
-            self = APIError(.senderMismatch, "sender must be the token's subject (or be left out)")
+            self = APIError(AccessRefusal.senderMismatch)
+        }
+    }
+
+    /// The answer to a refusal the store decided (`AccessCheck`); a
+    /// non-member's never reaches here, the store answers it as a missing
+    /// conversation.
+    init(_ refusal: AccessRefusal) {
+        switch refusal {
+        case .notAMember: self = APIError.conversationNotFound(nil)
+        case .forbidden: self = APIError(.forbidden, "this token may not do that")
+        case .notAuthor: self = APIError(.notAuthor, "only the message's sender (or an admin) may change it")
+        case .senderMismatch: self = APIError(.senderMismatch, "sender must be the token's subject (or be left out)")
         }
     }
 

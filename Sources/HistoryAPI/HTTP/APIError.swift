@@ -131,6 +131,8 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
             self = APIError.storeUnavailable
         case .closed:
             self = APIError.shuttingDown
+        case .refused(let refusal):
+            self = APIError(refusal)
         }
     }
 }

@@ -9,9 +9,9 @@ struct ConversationRoutes {
         router.add(.post, "/v1/conversations") { request throws(APIError) in try create(request) }
         router.add(.get, "/v1/conversations/{cid}") { request throws(APIError) in
             let id = try environment.conversationID(request)
-            try environment.authorize(request, .readConversation, in: id)
+            let access = try environment.access(request, .readConversation)
             let conversation = try environment.read(request) { () throws(StoreError) in
-                try environment.store.conversation(id)
+                try environment.store.conversation(id, access: access)
             }
             request.respond(.ok, json: JSONWriter.conversation(conversation))
         }

@@ -15,18 +15,19 @@ struct EventRoutes {
 
     private func events(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
-        let grant = try environment.authorize(request, .readEvents, in: conversation)
+        let caller = try environment.caller(request)
+        let access = try environment.access(request, .readEvents)
         let (query, wait) = try Self.eventsQuery(request.query)
         let feed = try environment.read(request) { () throws(StoreError) in
-            try environment.store.changes(in: conversation, query)
+            try environment.store.changes(in: conversation, query, access: access)
         }
         guard feed.events.isEmpty && !feed.hasMore && wait > .zero else {
             request.respond(.ok, json: JSONWriter.changeFeed(feed, budget: environment.limits.maximumResponseBytes))
             return
         }
         let source = ConversationFeedSource(store: environment.store, conversation: conversation, query: query,
-                                            caller: grant.caller)
-        let poll = LongPoll(request: request, caller: grant.caller, feed: source, deadline: .now + wait,
+                                            caller: caller, access: access)
+        let poll = LongPoll(request: request, caller: caller, feed: source, deadline: .now + wait,
                             environment: environment)
         poll.start(after: feed.version)
     }

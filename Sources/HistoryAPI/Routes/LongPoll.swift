@@ -145,6 +145,9 @@ final class LongPoll<Feed: PolledFeed>: ParkedPoll {
         do {
             snapshot = try feed.read(after: state.withLock { $0.lastPosition })
         } catch {
+            // The read decided access in its own snapshot: a caller removed
+            // before it gets the 404, never what was committed after.
+            if Self.lostAccess(error) { state.withLock { $0.revoked = true } }
             finish()
             return
         }
@@ -164,7 +167,22 @@ final class LongPoll<Feed: PolledFeed>: ParkedPoll {
             request.fail(APIError(StoreError.conversationNotFound(membership.conversation)))
             return
         }
-        answer((try? feed.read(after: position)) ?? feed.nothing(after: position))
+        do {
+            answer(try feed.read(after: position))
+        } catch where Self.lostAccess(error) && feed.membership != nil {
+            environment.longPolls.unregister(self)
+            request.fail(environment.apiError(error, request: request))
+        } catch {
+            answer(feed.nothing(after: position))
+        }
+    }
+
+    /// The store refused the caller in the read's snapshot (a removal).
+    private static func lostAccess(_ error: StoreError) -> Bool {
+        switch error {
+        case .conversationNotFound, .refused: true
+        default: false
+        }
     }
 
     private func answer(_ snapshot: Feed.Snapshot) {

@@ -17,10 +17,10 @@ struct MemberRoutes {
     /// `?after=USER&limit=L`: a keyset page in `user_id` order.
     private func list(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
-        try environment.authorize(request, .readMembers, in: conversation)
+        let access = try environment.access(request, .readMembers)
         let (after, limit) = try Self.listQuery(request.query)
         let page = try environment.read(request) { () throws(StoreError) in
-            try environment.store.members(of: conversation, after: after, limit: limit)
+            try environment.store.members(of: conversation, after: after, limit: limit, access: access)
         }
         request.respond(.ok, json: JSONWriter.memberPage(page))
     }
@@ -49,7 +49,7 @@ struct MemberRoutes {
     private func put(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
         let target = try user(request)
-        try environment.authorize(request, .putMember(target: target), in: conversation)
+        let access = try environment.access(request, .putMember(target: target))
         let body = try RequestBody(request.http.body, emptyMeansEmptyObject: true)
         var role = MemberRole.member
         if let text = try body.optionalString(.role) {
@@ -58,7 +58,7 @@ struct MemberRoutes {
             }
             role = named
         }
-        environment.store.putMember(target, role: role, in: conversation) { result in
+        environment.store.putMember(target, role: role, in: conversation, access: access) { result in
             switch result {
             case .success(.added(let member)): request.respond(.created, json: JSONWriter.member(member))
             case .success(.changed(let member)), .success(.unchanged(let member)):
@@ -73,8 +73,8 @@ struct MemberRoutes {
     private func remove(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
         let target = try user(request)
-        try environment.authorize(request, .removeMember(target: target), in: conversation)
-        environment.store.removeMember(target, from: conversation) { [environment] result in
+        let access = try environment.access(request, .removeMember(target: target))
+        environment.store.removeMember(target, from: conversation, access: access) { [environment] result in
             switch result {
             case .success(let removed):
                 if removed { environment.longPolls.revoke(user: target, in: conversation) }

@@ -21,14 +21,16 @@ struct MessageRoutes {
     /// sender, as before tokens existed.
     private func append(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
-        let grant = try environment.authorize(request, .append(sender: nil), in: conversation)
+        let caller = try environment.caller(request)
         let body = try RequestBody(request.http.body)
         let sender: String
-        if let user = grant.user {
+        let access: AccessCheck
+        if case .user(let user) = caller {
             let given = try body.optionalString(.sender)
-            try environment.authorize(grant, .append(sender: given), in: conversation)
+            access = try environment.access(request, .append(sender: given))
             sender = user.rawValue
         } else {
+            access = .admin
             sender = try body.requiredString(.sender)
         }
         let message = NewMessage(sender: sender,
@@ -36,7 +38,7 @@ struct MessageRoutes {
                                  clientID: try body.optionalString(.clientID),
                                  replyTo: try body.optionalPositiveInt64(.replyTo))
         try APIError.enforcing { () throws(RuleViolation) in try MessageRules.check(message) }
-        environment.store.append(message, to: conversation) { result in
+        environment.store.append(message, to: conversation, access: access) { result in
             switch result {
             case .success(.created(let message)):
                 request.respond(.created, json: JSONWriter.message(message))
@@ -50,14 +52,15 @@ struct MessageRoutes {
 
     // MARK: - Page
 
-    /// The hot path: parse, one keyset read, one encode, no hop.
+    /// The hot path: parse, one keyset read (the caller's role in the same
+    /// snapshot), one encode.
     private func page(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
-        try environment.authorize(request, .readPages, in: conversation)
+        let access = try environment.access(request, .readPages)
         var query = try Self.pageQuery(request.query)
         query.byteBudget = environment.limits.maximumResponseBytes
         let page = try environment.read(request) { () throws(StoreError) in
-            try environment.store.page(of: conversation, query)
+            try environment.store.page(of: conversation, query, access: access)
         }
         request.respond(.ok, json: JSONWriter.page(page, budget: environment.limits.maximumResponseBytes,
                                                    trim: PageTrim(query, reset: page.reset)))
@@ -98,15 +101,11 @@ struct MessageRoutes {
     /// A user edits its own messages only.
     private func edit(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
-        let grant = try environment.authorize(request, .edit(author: nil), in: conversation)
+        let access = try environment.access(request) { author in .edit(author: author) }
         let messageID = try environment.messageID(request)
         let text = try RequestBody(request.http.body).requiredString(.body)
         try APIError.enforcing { () throws(RuleViolation) in try MessageRules.checkBody(text) }
-        if grant.user != nil {
-            let author = try author(of: messageID, in: conversation, request: request)
-            try environment.authorize(grant, .edit(author: author), in: conversation)
-        }
-        environment.store.edit(messageID: messageID, in: conversation, body: text) { result in
+        environment.store.edit(messageID: messageID, in: conversation, body: text, access: access) { result in
             switch result {
             case .success(let message): request.respond(.ok, json: JSONWriter.message(message))
             case .failure(let error): request.fail(environment.apiError(error, request: request))
@@ -118,26 +117,13 @@ struct MessageRoutes {
     /// A user deletes its own messages only.
     private func delete(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
-        let grant = try environment.authorize(request, .delete(author: nil), in: conversation)
+        let access = try environment.access(request) { author in .delete(author: author) }
         let messageID = try environment.messageID(request)
-        if grant.user != nil {
-            let author = try author(of: messageID, in: conversation, request: request)
-            try environment.authorize(grant, .delete(author: author), in: conversation)
-        }
-        environment.store.delete(messageID: messageID, in: conversation) { result in
+        environment.store.delete(messageID: messageID, in: conversation, access: access) { result in
             switch result {
             case .success(let message): request.respond(.ok, json: JSONWriter.message(message))
             case .failure(let error): request.fail(environment.apiError(error, request: request))
             }
-        }
-    }
-
-    /// The sender of a message, which never changes, so reading it before
-    /// the write cannot race with it. A missing message is 404
-    /// `message_not_found` for the member asking, as it would be anyway.
-    private func author(of messageID: Int64, in conversation: ConversationID, request: APIRequest) throws(APIError) -> String {
-        try environment.read(request) { () throws(StoreError) in
-            try environment.store.message(messageID, in: conversation).sender
         }
     }
 }

@@ -42,11 +42,14 @@ struct ConversationFeedSource: PolledFeed {
     let conversation: ConversationID
     let query: ChangeQuery
     let caller: Caller
+    /// Decided again at every read, in the read's own snapshot: a poll woken
+    /// by a commit after its user's removal reads nothing of it.
+    let access: AccessCheck
 
     func read(after position: Int64) throws(StoreError) -> ChangeFeed {
         var query = query
         query.since = position
-        return try store.changes(in: conversation, query)
+        return try store.changes(in: conversation, query, access: access)
     }
 
     func hasNews(_ feed: ChangeFeed) -> Bool { !feed.events.isEmpty || feed.hasMore }

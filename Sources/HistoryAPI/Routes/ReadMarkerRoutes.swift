@@ -23,17 +23,13 @@ struct ReadMarkerRoutes {
     private func markRead(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
         let target = try environment.pathUser(request, at: 1)
-        let grant = try environment.authorize(request, .markRead(target: target), in: conversation)
+        let access = try environment.access(request, .markRead(target: target))
         // 0 up to Int64.max (`invalid_message_id`): 0 reads nothing, as a null marker.
         let upTo = try RequestBody(request.http.body).requiredInteger(ReadState.lastReadIDRule)
-        environment.store.markRead(target, in: conversation, upTo: upTo) { [environment] result in
+        environment.store.markRead(target, in: conversation, upTo: upTo, access: access) { [environment] result in
             switch result {
             case .success(let state):
                 request.respond(.ok, json: JSONWriter.readState(state))
-            case .failure(.memberNotFound) where grant.user != nil:
-                // Removed between the access check and the write: to a user
-                // that is a conversation it is no longer in, as for any stranger.
-                request.fail(APIError(StoreError.conversationNotFound(conversation)))
             case .failure(let error):
                 request.fail(environment.apiError(error, request: request))
             }

@@ -31,46 +31,63 @@ struct RouteEnvironment: Sendable {
         return id
     }
 
-    /// Asks `AccessPolicy` whether the request's caller may do `action` on
-    /// `conversation`, looking the caller's role up once (users only: an
-    /// admin's is never needed); throws the refusal.
-    /// - Returns: the caller and role, for a second decision once more is
-    ///   known (the author of a message to edit).
+    /// Asks `AccessPolicy` whether the request's caller may do `action`,
+    /// which is about no one conversation (create, an inbox, metrics);
+    /// throws the refusal.
+    /// - Returns: the caller, for what it may do next.
     @discardableResult
-    func authorize(_ request: APIRequest, _ action: AccessPolicy.Action,
-                   in conversation: ConversationID? = nil) throws(APIError) -> AccessGrant {
+    func authorize(_ request: APIRequest, _ action: AccessPolicy.Action) throws(APIError) -> AccessGrant {
+        let caller = try self.caller(request)
+        let grant = AccessGrant(caller: caller)
+        let decision = AccessPolicy.decide(action, caller: caller, role: nil)
+        if let error = APIError(decision, conversation: nil) {
+            if error.status.code == 403 { metrics.recordDenied(status: error.status.code, code: error.code.rawValue) }
+            throw error
+        }
+        return grant
+    }
+
+    /// The check of `action` in a conversation, for the store to decide
+    /// where the data is: in the snapshot a read serves, inside the
+    /// transaction a write commits (docs/API.md, "Exact revocation").
+    /// `action` is given the message's author for an edit or delete.
+    func access(_ request: APIRequest,
+                _ action: @escaping @Sendable (_ author: String?) -> AccessPolicy.Action) throws(APIError) -> AccessCheck {
+        let caller = try self.caller(request)
+        guard case .user(let user) = caller else { return .admin }
+        return AccessCheck(user: user) { role, author in
+            AccessPolicy.decide(action(author), caller: caller, role: role).refusal
+        }
+    }
+
+    /// The same for an action that needs no author.
+    func access(_ request: APIRequest, _ action: AccessPolicy.Action) throws(APIError) -> AccessCheck {
+        try access(request) { _ in action }
+    }
+
+    /// Who asks; only routes outside /v1 run without authentication, and
+    /// none of them asks.
+    func caller(_ request: APIRequest) throws(APIError) -> Caller {
         guard let caller = request.caller else {
-            // Only routes outside /v1 run without authentication; none of them asks.
             let error = APIError(TokenRejection.missing)
             metrics.recordDenied(status: error.status.code, code: error.code.rawValue)
             throw error
         }
-        var role: MemberRole?
-        if case .user(let user) = caller, let conversation {
-            role = try read(request) { () throws(StoreError) in try store.role(of: user, in: conversation) }
-        }
-        let grant = AccessGrant(caller: caller, role: role)
-        try authorize(grant, action, in: conversation)
-        return grant
-    }
-
-    /// The second decision on the same grant, without a second lookup.
-    func authorize(_ grant: AccessGrant, _ action: AccessPolicy.Action, in conversation: ConversationID?) throws(APIError) {
-        let decision = AccessPolicy.decide(action, caller: grant.caller, role: grant.role)
-        guard let error = APIError(decision, conversation: conversation) else { return }
-        if error.status.code == 403 { metrics.recordDenied(status: error.status.code, code: error.code.rawValue) }
-        throw error
+        return caller
     }
 
     /// The HTTP answer to a store failure; storage details go to the log only.
     func apiError(_ error: StoreError, request: APIRequest) -> APIError {
         switch error {
         case .storage(let code, let message):
-            logger.error("storage failure on \(request.http.method) \(request.http.target): SQLite \(code): \(message)")
+            logger.error("storage failure on \(request.http.method) \(request.http.target): \(message) (code \(code))")
         case .migration(let reason):
             logger.error("schema problem: \(reason)")
         case .unavailable(let message):
             logger.warning("store unavailable on \(request.http.method) \(request.http.target): \(message)")
+        case .refused:
+            let refusal = APIError(error)
+            metrics.recordDenied(status: refusal.status.code, code: refusal.code.rawValue)
         default:
             break
         }
@@ -87,11 +104,22 @@ struct RouteEnvironment: Sendable {
     }
 }
 
+extension AccessPolicy.Decision {
+    /// The store's form of a refusal; nil when allowed.
+    var refusal: AccessRefusal? {
+        switch self {
+        case .allow: nil
+        case .conversationNotFound: .notAMember
+        case .forbidden: .forbidden
+        case .notAuthor: .notAuthor
+        case .senderMismatch: .senderMismatch
+        }
+    }
+}
+
 /// Who was let in, and as what: the outcome of `RouteEnvironment.authorize`.
 struct AccessGrant: Sendable {
     let caller: Caller
-    /// The caller's role in the conversation; nil for an admin.
-    let role: MemberRole?
 
     /// The token's subject when the caller is a user, nil for an admin.
     var user: UserID? {

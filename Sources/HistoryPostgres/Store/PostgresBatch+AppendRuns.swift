@@ -31,10 +31,13 @@ extension PostgresBatch {
     /// Takes the append into the run and answers nil (its answer comes
     /// with the run), answers at once when the append was refused before
     /// any write, or returns nil without taking it when it is not plain.
-    func bufferAppend(_ new: NewMessage, to conversation: ConversationID,
+    func bufferAppend(_ new: NewMessage, to conversation: ConversationID, access: AccessCheck,
                       completion: @escaping @Sendable (Result<AppendOutcome, StoreError>) -> Void,
                       at answerIndex: Int) throws(PostgresError) -> (@Sendable () -> Void)?? {
         guard new.replyTo == nil, let seq = try seq(of: conversation), var changed = counters[seq] else { return nil }
+        if let refusal = try refusal(access, seq: seq, in: conversation) {
+            return .some { completion(.failure(refusal)) }
+        }
         var fingerprint: Int64?
         if let clientID = new.clientID {
             // Known only for conversations prefetched and unchanged since;
@@ -160,7 +163,7 @@ extension PostgresBatch {
         var seqList: [Int64] = []
         var clientIDList: [String] = []
         for request in batch {
-            guard case .append(let new, let conversation, _) = request, let clientID = new.clientID,
+            guard case .append(let new, let conversation, _, _) = request, let clientID = new.clientID,
                   let seq = seqs[conversation.rawValue] else { continue }
             storedClientIDs[seq] = storedClientIDs[seq] ?? [:]
             seqList.append(seq)

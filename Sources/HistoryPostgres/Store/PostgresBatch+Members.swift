@@ -6,9 +6,10 @@ import HistoryStore
 /// The conversation is locked, so two instances changing one member wait
 /// for each other and the second sees the first's row.
 extension PostgresBatch {
-    func putMember(_ user: UserID, role: MemberRole, in conversation: ConversationID) throws(PostgresError)
-        -> Result<MemberChange, StoreError> {
+    func putMember(_ user: UserID, role: MemberRole, in conversation: ConversationID,
+                   access: AccessCheck = .admin) throws(PostgresError) -> Result<MemberChange, StoreError> {
         guard let seq = try seq(of: conversation) else { return .failure(.conversationNotFound(conversation)) }
+        if let refusal = try refusal(access, seq: seq, in: conversation) { return .failure(refusal) }
         guard var changed = counters[seq] else { return .failure(Self.vanished(conversation)) }
         if let current = try member(user, seq: seq) {
             guard current.role != role else { return .success(.unchanged(current)) }
@@ -21,6 +22,7 @@ extension PostgresBatch {
                 UPDATE members SET role = $1, activity = $2 WHERE conversation_seq = $3 AND user_id = $4
                 """), [.text(role.rawValue), .int64(activity), .int64(seq), .text(user.rawValue)])
             touched(changed, user: user)
+            callerRoles[CallerKey(seq: seq, user: user.rawValue)] = .some(role)
             var updated = current
             updated.role = role
             return .success(.changed(updated))
@@ -37,12 +39,15 @@ extension PostgresBatch {
             DELETE FROM removed_members WHERE user_id = $1 AND conversation_seq = $2
             """), [.text(user.rawValue), .int64(seq)])
         touched(changed, user: user)
+        callerRoles[CallerKey(seq: seq, user: user.rawValue)] = .some(role)
         return .success(.added(added))
     }
 
     /// true when a member was removed (its removal recorded for the user feed).
-    func removeMember(_ user: UserID, from conversation: ConversationID) throws(PostgresError) -> Result<Bool, StoreError> {
+    func removeMember(_ user: UserID, from conversation: ConversationID,
+                      access: AccessCheck = .admin) throws(PostgresError) -> Result<Bool, StoreError> {
         guard let seq = try seq(of: conversation) else { return .failure(.conversationNotFound(conversation)) }
+        if let refusal = try refusal(access, seq: seq, in: conversation) { return .failure(refusal) }
         guard try member(user, seq: seq) != nil else { return .success(false) }
         guard var changed = counters[seq] else { return .failure(Self.vanished(conversation)) }
         let activity: Int64
@@ -58,6 +63,7 @@ extension PostgresBatch {
             ON CONFLICT (user_id, conversation_seq) DO UPDATE SET activity = excluded.activity
             """), [.text(user.rawValue), .int64(seq), .int64(activity)])
         touched(changed, user: user)
+        callerRoles[CallerKey(seq: seq, user: user.rawValue)] = .some(nil)
         return .success(true)
     }
 

@@ -22,8 +22,10 @@ extension PostgresBatch {
     /// conversation is locked, so an append with the same `client_id`
     /// through another instance committed before (and is seen here) or
     /// waits for this batch: the unique index is never what refuses it.
-    func append(_ new: NewMessage, to conversation: ConversationID) throws(PostgresError) -> Result<AppendOutcome, StoreError> {
+    func append(_ new: NewMessage, to conversation: ConversationID,
+                access: AccessCheck = .admin) throws(PostgresError) -> Result<AppendOutcome, StoreError> {
         guard let seq = try seq(of: conversation) else { return .failure(.conversationNotFound(conversation)) }
+        if let refusal = try refusal(access, seq: seq, in: conversation) { return .failure(refusal) }
         guard var changed = counters[seq] else { return .failure(Self.vanished(conversation)) }
         if let error = changed.advanceVersion() ?? changed.checkRoomForAppend() { return .failure(error) }
         let fingerprint = new.clientID.map { _ in StoredRows.clientFingerprint(sender: new.sender, body: new.body) }
@@ -87,9 +89,10 @@ extension PostgresBatch {
         SELECT 1, \(messageColumns), client_fingerprint FROM earlier
         """
 
-    func edit(messageID: Int64, in conversation: ConversationID, body: String) throws(PostgresError) -> Result<Message, StoreError> {
+    func edit(messageID: Int64, in conversation: ConversationID, body: String,
+              access: AccessCheck = .admin) throws(PostgresError) -> Result<Message, StoreError> {
         let found: (seq: Int64, message: Message)
-        switch try existingMessage(messageID, in: conversation) {
+        switch try existingMessage(messageID, in: conversation, access: access) {
         case .success(let value): found = value
         case .failure(let error): return .failure(error)
         }
@@ -119,9 +122,10 @@ extension PostgresBatch {
     /// fingerprint (derived from the text); the `client_id` stays, so a
     /// retry of the original post is answered with the tombstone. A
     /// tombstone is answered unchanged (no version bump).
-    func delete(messageID: Int64, in conversation: ConversationID) throws(PostgresError) -> Result<Message, StoreError> {
+    func delete(messageID: Int64, in conversation: ConversationID,
+                access: AccessCheck = .admin) throws(PostgresError) -> Result<Message, StoreError> {
         let found: (seq: Int64, message: Message)
-        switch try existingMessage(messageID, in: conversation) {
+        switch try existingMessage(messageID, in: conversation, access: access) {
         case .success(let value): found = value
         case .failure(let error): return .failure(error)
         }
@@ -148,14 +152,19 @@ extension PostgresBatch {
 
     // MARK: - Lookups
 
-    private func existingMessage(_ messageID: Int64, in conversation: ConversationID) throws(PostgresError)
-        -> Result<(seq: Int64, message: Message), StoreError> {
+    /// The message an edit or delete names, once `access` allows it (the
+    /// author read in this transaction): a stranger is refused before
+    /// learning whether the message exists.
+    private func existingMessage(_ messageID: Int64, in conversation: ConversationID,
+                                 access: AccessCheck) throws(PostgresError) -> Result<(seq: Int64, message: Message), StoreError> {
         guard let seq = try seq(of: conversation) else { return .failure(.conversationNotFound(conversation)) }
         let result = try connection.execute(connection.cachedStatement(sql: """
             SELECT \(Self.messageColumns) FROM messages WHERE conversation_seq = $1 AND id = $2
             """), [.int64(seq), .int64(messageID)])
-        guard result.rowCount == 1 else { return .failure(.messageNotFound(conversation, messageID: messageID)) }
-        return .success((seq, Self.message(result, row: 0, in: conversation)))
+        let message = result.rowCount == 1 ? Self.message(result, row: 0, in: conversation) : nil
+        if let refusal = try refusal(access, seq: seq, in: conversation, author: message?.sender) { return .failure(refusal) }
+        guard let message else { return .failure(.messageNotFound(conversation, messageID: messageID)) }
+        return .success((seq, message))
     }
 
     /// A locked conversation without its counters: cannot happen (both are

@@ -8,9 +8,10 @@ extension PostgresBatch {
     /// marker that does not move writes nothing and takes no `activity`.
     /// The unread state is read in the same transaction, with the reads'
     /// bounded scan (`PostgresUnread`).
-    func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64) throws(PostgresError)
-        -> Result<ReadState, StoreError> {
+    func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64,
+                  access: AccessCheck = .admin) throws(PostgresError) -> Result<ReadState, StoreError> {
         guard let seq = try seq(of: conversation) else { return .failure(.conversationNotFound(conversation)) }
+        if let refusal = try refusal(access, seq: seq, in: conversation) { return .failure(refusal) }
         let found = try connection.execute(connection.cachedStatement(sql: """
             SELECT last_read_id FROM members WHERE conversation_seq = $1 AND user_id = $2
             """), [.int64(seq), .text(user.rawValue)])
@@ -20,7 +21,8 @@ extension PostgresBatch {
         guard let locked = counters[seq] else { return .failure(Self.vanished(conversation)) }
         if let newest = locked.lastAppendedID ?? locked.storedNewestID {
             let target = min(max(messageID, 0), newest)
-            if current.map({ target > $0 }) ?? true {
+            // 0 reads nothing, as a null marker: from null to 0 is no move.
+            if target > (current ?? 0) {
                 let activity: Int64
                 switch try takeStoredActivity() {
                 case .success(let taken): activity = taken.value

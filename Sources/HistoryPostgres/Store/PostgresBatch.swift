@@ -121,6 +121,11 @@ final class PostgresBatch {
     /// the locks (`prefetchClientIDs`), by seq then client_id; a seq is a
     /// key only while nothing in the batch changed a message of it.
     var storedClientIDs: [Int64: [String: (message: Message, fingerprint: Int64?)]] = [:]
+    /// The roles of the batch's callers (`AccessCheck.user`) in the
+    /// conversations they write in, read once under the locks
+    /// (`prefetchRoles`) and kept up to date by the batch's own member
+    /// changes: `.some(nil)` is known not to be a member.
+    var callerRoles: [CallerKey: MemberRole?] = [:]
     /// The `client_id`s this batch appended, by seq.
     var appendedClientIDs: [Int64: Set<String>] = [:]
     /// How many `activity` values the batch took: the places 1...this.
@@ -151,11 +156,13 @@ final class PostgresBatch {
         do throws(PostgresError) {
             try begin(locking: batch)
             begun = true
+            try prefetchRoles(of: batch)
             try prefetchClientIDs(of: batch)
             var answers: [(@Sendable () -> Void)?] = []
             for request in batch {
-                if case .append(let new, let conversation, let completion) = request,
-                   let answer = try bufferAppend(new, to: conversation, completion: completion, at: answers.count) {
+                if case .append(let new, let conversation, let access, let completion) = request,
+                   let answer = try bufferAppend(new, to: conversation, access: access, completion: completion,
+                                                 at: answers.count) {
                     answers.append(answer)
                     continue
                 }
@@ -218,23 +225,23 @@ final class PostgresBatch {
         case .createConversation(let id, let title, let owner, let completion):
             let result = try createConversation(id: id, title: title, owner: owner)
             return { completion(result) }
-        case .append(let message, let conversation, let completion):
-            let result = try append(message, to: conversation)
+        case .append(let message, let conversation, let access, let completion):
+            let result = try append(message, to: conversation, access: access)
             return { completion(result) }
-        case .edit(let messageID, let conversation, let body, let completion):
-            let result = try edit(messageID: messageID, in: conversation, body: body)
+        case .edit(let messageID, let conversation, let body, let access, let completion):
+            let result = try edit(messageID: messageID, in: conversation, body: body, access: access)
             return { completion(result) }
-        case .delete(let messageID, let conversation, let completion):
-            let result = try delete(messageID: messageID, in: conversation)
+        case .delete(let messageID, let conversation, let access, let completion):
+            let result = try delete(messageID: messageID, in: conversation, access: access)
             return { completion(result) }
-        case .putMember(let user, let role, let conversation, let completion):
-            let result = try putMember(user, role: role, in: conversation)
+        case .putMember(let user, let role, let conversation, let access, let completion):
+            let result = try putMember(user, role: role, in: conversation, access: access)
             return { completion(result) }
-        case .removeMember(let user, let conversation, let completion):
-            let result = try removeMember(user, from: conversation)
+        case .removeMember(let user, let conversation, let access, let completion):
+            let result = try removeMember(user, from: conversation, access: access)
             return { completion(result) }
-        case .markRead(let user, let conversation, let messageID, let completion):
-            let result = try markRead(user, in: conversation, upTo: messageID)
+        case .markRead(let user, let conversation, let messageID, let access, let completion):
+            let result = try markRead(user, in: conversation, upTo: messageID, access: access)
             return { completion(result) }
         }
     }
@@ -255,12 +262,7 @@ final class PostgresBatch {
     private func begin(locking batch: [WriteRequest]) throws(PostgresError) {
         var ids = Set<String>()
         for request in batch {
-            switch request {
-            case .createConversation: break
-            case .append(_, let id, _), .edit(_, let id, _, _), .delete(_, let id, _),
-                 .putMember(_, _, let id, _), .removeMember(_, let id, _), .markRead(_, let id, _, _):
-                ids.insert(id.rawValue)
-            }
+            if let target = request.target { ids.insert(target.conversation.rawValue) }
         }
         let list = ids.sorted().map { "'\($0)'" }.joined(separator: ",")
         guard countersFirst else {

@@ -25,15 +25,8 @@ import Synchronization
 /// let outcome = try await store.append(NewMessage(sender: "ana", body: "hi"), to: ConversationID("general")!)
 /// store.close()
 /// ```
-public final class PostgresHistoryStore: HistoryStore {
-    public let configuration: PostgresStoreConfiguration
-    private let readers: PostgresConnectionPool
-    private let writerPool: PostgresConnectionPool
-    private let writer: PostgresWriter
-    private let listener: PostgresChangeListener
-    private let waiters: VersionWaiters
-    private let inboxWaiters: InboxWaiters
-    private let isClosed = Atomic<Bool>(false)
+public final class PostgresHistoryStore: StoreFront, @unchecked Sendable {
+    private let postgres: PostgresBackend
 
     /// Connects, brings the schema up to date (several instances starting
     /// at once take turns: `PostgresMigrator`'s advisory lock), starts the
@@ -50,6 +43,49 @@ public final class PostgresHistoryStore: HistoryStore {
         }
         try self.init(configuration: configuration, migrations: migrations)
     }
+
+    init(configuration: PostgresStoreConfiguration, migrations: [PostgresMigration]) throws(StoreError) {
+        postgres = try PostgresBackend(configuration: configuration, migrations: migrations)
+        super.init(backend: postgres)
+    }
+
+    public var configuration: PostgresStoreConfiguration { postgres.configuration }
+
+    /// True while this instance hears the other instances' commits.
+    public var isListening: Bool { postgres.listener.isListening }
+
+    /// The listening session's backend pid (tests terminate it).
+    package var listenerBackendPID: Int32 { postgres.listener.backendPID }
+
+    // MARK: - Beyond the protocol
+
+    /// Appends many messages in one transaction, bypassing group commit: for
+    /// benchmarks and seeding (`history-load seed --direct`). Counters,
+    /// versions and ids stay exactly as if they had been appended one by
+    /// one, and parked waits on every instance are woken.
+    /// - Returns: the ids given (consecutive), or nil for an empty list.
+    @discardableResult
+    public func bulkAppend(_ messages: [NewMessage], to conversation: ConversationID) throws(StoreError) -> ClosedRange<Int64>? {
+        for message in messages { try MessageRules.validate(message) }
+        guard !closed else { throw .closed }
+        return try postgres.writer.bulkAppend(messages, to: conversation)
+    }
+
+}
+
+/// PostgreSQL's primitives for `StoreFront`: pooled read sessions, the
+/// group-committing writer on sessions of its own, and the listener that
+/// feeds other instances' commits to the wait tables.
+final class PostgresBackend: StoreEngine {
+    let configuration: PostgresStoreConfiguration
+    private let readers: PostgresConnectionPool
+    private let writerPool: PostgresConnectionPool
+    let writer: PostgresWriter
+    let listener: PostgresChangeListener
+    let waiters: VersionWaiters
+    let inboxWaiters: InboxWaiters
+    /// Set by `finishWrites`: a read then fails `.closed` rather than retry.
+    private let isClosed = Atomic<Bool>(false)
 
     init(configuration: PostgresStoreConfiguration, migrations: [PostgresMigration]) throws(StoreError) {
         guard configuration.readerCount >= 1 else {
@@ -141,223 +177,40 @@ public final class PostgresHistoryStore: HistoryStore {
         }
     }
 
-    // MARK: - Conversations
-
-    public func createConversation(id: ConversationID?, title: String?, owner: UserID?,
-                                   completion: @escaping @Sendable (Result<Conversation, StoreError>) -> Void) {
-        do {
-            try MessageRules.validateTitle(title)
-        } catch {
-            completion(.failure(error))
-            return
-        }
-        submit(.createConversation(id: id, title: title, owner: owner, completion: completion))
-    }
-
-    public func conversation(_ id: ConversationID) throws(StoreError) -> Conversation {
-        try read { reads throws(StoreError) in try reads.conversation(id).conversation }
-    }
-
-    // MARK: - Members
-
-    public func putMember(_ user: UserID, role: MemberRole, in conversation: ConversationID,
-                          completion: @escaping @Sendable (Result<MemberChange, StoreError>) -> Void) {
-        submit(.putMember(user, role: role, conversation: conversation, completion: completion))
-    }
-
-    public func removeMember(_ user: UserID, from conversation: ConversationID,
-                             completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void) {
-        submit(.removeMember(user, conversation: conversation, completion: completion))
-    }
-
-    public func members(of conversation: ConversationID, after: UserID?, limit: Int) throws(StoreError) -> MemberPage {
-        guard MemberPage.limitRange.contains(limit) else {
-            throw .invalid(field: "limit", reason: "must be an integer from \(MemberPage.limitRange.lowerBound) to \(MemberPage.limitRange.upperBound)")
-        }
-        return try read { reads throws(StoreError) in try reads.members(of: conversation, after: after, limit: limit) }
-    }
-
-    public func role(of user: UserID, in conversation: ConversationID) throws(StoreError) -> MemberRole? {
-        try read { reads throws(StoreError) in try reads.role(of: user, in: conversation) }
-    }
-
-    // MARK: - Messages
-
-    public func append(_ message: NewMessage, to conversation: ConversationID,
-                       completion: @escaping @Sendable (Result<AppendOutcome, StoreError>) -> Void) {
-        do {
-            try MessageRules.validate(message)
-        } catch {
-            completion(.failure(error))
-            return
-        }
-        submit(.append(message, conversation: conversation, completion: completion))
-    }
-
-    public func edit(messageID: Int64, in conversation: ConversationID, body: String,
-                     completion: @escaping @Sendable (Result<Message, StoreError>) -> Void) {
-        do {
-            try MessageRules.validateBody(body)
-        } catch {
-            completion(.failure(error))
-            return
-        }
-        guard messageID >= 1 else {
-            completion(.failure(.messageNotFound(conversation, messageID: messageID)))
-            return
-        }
-        submit(.edit(messageID: messageID, conversation: conversation, body: body, completion: completion))
-    }
-
-    public func delete(messageID: Int64, in conversation: ConversationID,
-                       completion: @escaping @Sendable (Result<Message, StoreError>) -> Void) {
-        guard messageID >= 1 else {
-            completion(.failure(.messageNotFound(conversation, messageID: messageID)))
-            return
-        }
-        submit(.delete(messageID: messageID, conversation: conversation, completion: completion))
-    }
-
-    public func message(_ messageID: Int64, in conversation: ConversationID) throws(StoreError) -> Message {
-        try read { reads throws(StoreError) in try reads.message(messageID, in: conversation) }
-    }
-
-    // MARK: - Reads
-
-    public func page(of conversation: ConversationID, _ query: PageQuery) throws(StoreError) -> Page {
-        try query.validate()
-        return try read { reads throws(StoreError) in try reads.page(of: conversation, query) }
-    }
-
-    public func changes(in conversation: ConversationID, _ query: ChangeQuery) throws(StoreError) -> ChangeFeed {
-        try query.validate()
-        return try read { reads throws(StoreError) in try reads.changes(in: conversation, query) }
-    }
-
-    // MARK: - Inbox
-
-    public func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64,
-                         completion: @escaping @Sendable (Result<ReadState, StoreError>) -> Void) {
-        do throws(RuleViolation) {
-            try ReadState.lastReadIDRule.check(messageID)
-        } catch {
-            completion(.failure(StoreError(error)))
-            return
-        }
-        submit(.markRead(user, conversation: conversation, upTo: messageID, completion: completion))
-    }
-
-    public func inbox(of user: UserID, _ query: InboxQuery) throws(StoreError) -> InboxPage {
-        try query.validate()
-        let cursor = try query.decodedCursor()
-        return try read { reads throws(StoreError) in try reads.inbox(of: user, limit: query.limit, after: cursor) }
-    }
-
-    public func inboxChanges(of user: UserID, _ query: InboxChangeQuery) throws(StoreError) -> InboxChangeFeed {
-        try query.validate()
-        return try read { reads throws(StoreError) in try reads.inboxChanges(of: user, query) }
-    }
-
-    // MARK: - Wake-ups
-
-    public func waitForChange(in conversation: ConversationID, after version: Int64, ids: ClosedRange<Int64>?,
-                              timeout: Duration, handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
-        waiters.wait(conversation: conversation, after: version, ids: ids, timeout: timeout,
-                     currentVersion: { try? self.conversation(conversation).version },
-                     handler: handler)
-    }
-
-    public func waitForInboxChange(of user: UserID, after activity: Int64, timeout: Duration,
-                                   handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
-        inboxWaiters.wait(
-            user: user, after: activity, timeout: timeout,
-            memberships: {
-                try? self.read { reads throws(StoreError) in
-                    try reads.membershipSeqs(of: user, limit: InboxWaiters.membershipCap + 1)
-                }
-            },
-            hasChanges: { try? self.read { reads throws(StoreError) in try reads.hasInboxChanges(of: user, after: activity) } },
-            handler: handler)
-    }
-
-    public func observeUserChanges(_ handler: @escaping @Sendable (Set<UserID>?) -> Void) {
-        inboxWaiters.observeUserChanges(handler)
-    }
-
-    public func cancelWait(_ token: WaitToken) {
-        if InboxWaiters.owns(token) {
-            inboxWaiters.cancel(token)
-        } else {
-            waiters.cancel(token)
-        }
-    }
-
-    public var parkedWaitCount: Int {
-        waiters.parkedCount + inboxWaiters.parkedCount
-    }
-
     // MARK: - Health
 
     /// `SELECT 1` on a pooled session (a broken one is replaced first):
     /// `.unavailable` while the server is down, fine again as soon as it is
     /// back. Bounded by the connect timeout when nothing answers.
-    public func ping() throws(StoreError) {
+    func ping() throws(StoreError) {
         try withReader { connection throws(StoreError) in
             try postgres { () throws(PostgresError) in _ = try connection.execute(sql: "SELECT 1") }
         }
     }
 
-    /// True while this instance hears the other instances' commits.
-    public var isListening: Bool { listener.isListening }
-
-    /// The listening session's backend pid (tests terminate it).
-    package var listenerBackendPID: Int32 { listener.backendPID }
-
-    // MARK: - Beyond the protocol
-
-    /// Appends many messages in one transaction, bypassing group commit: for
-    /// benchmarks and seeding (`history-load seed --direct`). Counters,
-    /// versions and ids stay exactly as if they had been appended one by
-    /// one, and parked waits on every instance are woken.
-    /// - Returns: the ids given (consecutive), or nil for an empty list.
-    @discardableResult
-    public func bulkAppend(_ messages: [NewMessage], to conversation: ConversationID) throws(StoreError) -> ClosedRange<Int64>? {
-        for message in messages { try MessageRules.validate(message) }
-        guard !isClosed.load(ordering: .acquiring) else { throw .closed }
-        return try writer.bulkAppend(messages, to: conversation)
-    }
 
     // MARK: - Lifecycle
 
-    /// Refuses new work, writes and answers what is queued, answers parked
-    /// waits `.closing`, stops listening, then closes every session.
-    /// Idempotent.
-    public func close() {
-        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    func finishWrites() {
+        isClosed.store(true, ordering: .releasing)
         writer.close()
-        waiters.close()
-        inboxWaiters.close()
+    }
+
+    /// Stops listening, then closes every session.
+    func close() {
         listener.close()
         writerPool.close()
         readers.close()
     }
 
-    deinit {
-        close()
-    }
-
     // MARK: - Private
 
-    private func submit(_ request: WriteRequest) {
-        guard !isClosed.load(ordering: .acquiring) else {
-            request.fail(.closed)
-            return
-        }
+    func submit(_ request: WriteRequest) {
         writer.submit(request)
     }
 
     /// One read on a pooled session; the read takes its own snapshot.
-    private func read<T>(_ body: (PostgresReads) throws(StoreError) -> T) throws(StoreError) -> T {
+    func read<T>(_ body: (any SnapshotReads) throws(StoreError) -> T) throws(StoreError) -> T {
         try withReader { connection throws(StoreError) in try body(PostgresReads(connection: connection)) }
     }
 

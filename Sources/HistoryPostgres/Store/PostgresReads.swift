@@ -26,7 +26,7 @@ import HistoryStore
 /// and a point read for `around`), whatever the depth; never OFFSET.
 /// Statements are prepared once per connection (`cachedStatement`) and read
 /// in binary format.
-package struct PostgresReads {
+package struct PostgresReads: SnapshotReads {
     package let connection: PGConnection
 
     package init(connection: PGConnection) {
@@ -36,95 +36,105 @@ package struct PostgresReads {
     /// The statements, named so a test can ask PostgreSQL for their plans.
     package enum SQL {
         /// The conversation named by `$1`, as the CTE `c` every
-        /// conversation read starts from.
+        /// conversation read starts from, with the role of the user `$2` in
+        /// it (`caller_role`; NULL for a non-member, and for `''`, which an
+        /// administrator's read passes): the access check and the rows come
+        /// from one statement, one snapshot.
         static let conversationCTE = """
             WITH c AS (
-                SELECT \(PostgresRows.conversationColumns("conversations")) FROM conversations WHERE id = $1::text)
+                SELECT \(PostgresRows.conversationColumns("conversations")),
+                       (SELECT members.role FROM members
+                        WHERE members.conversation_seq = conversations.seq AND members.user_id = $2::text) AS caller_role
+                FROM conversations WHERE id = $1::text)
             """
-        /// Selects the conversation (columns 0...6), then the message the
-        /// lateral subquery `m` read (7...15), one row per message, or one
+        /// What every conversation read selects from `c` first: its
+        /// columns, then `caller_role` (`columnCount` in all).
+        static let conversationColumns = PostgresRows.conversationColumns("c") + ", c.caller_role"
+        static let columnCount = PostgresRows.conversationColumnCount + 1
+        /// Selects the conversation and `caller_role` (columns 0...7), then the message the
+        /// lateral subquery `m` read (8...16), one row per message, or one
         /// row of NULL message columns when it read none.
         static func withMessages(_ lateral: String) -> String {
             """
             \(conversationCTE)
-            SELECT \(PostgresRows.conversationColumns("c")), \(PostgresRows.messageColumns("m")) FROM c
+            SELECT \(conversationColumns), \(PostgresRows.messageColumns("m")) FROM c
             LEFT JOIN LATERAL (\(lateral)) AS m ON true
             """
         }
 
-        static let conversation = "\(conversationCTE) SELECT \(PostgresRows.conversationColumns("c")) FROM c"
+        static let conversation = "\(conversationCTE) SELECT \(conversationColumns) FROM c"
 
         static let message = withMessages("""
             SELECT \(PostgresRows.messageColumns("messages")) FROM messages
-            WHERE conversation_seq = c.seq AND id = $2::bigint
+            WHERE conversation_seq = c.seq AND id = $3::bigint
             """)
 
-        /// Up to `$3` messages below `$2`, from the highest (`newest` asks
+        /// Up to `$4` messages below `$3`, from the highest (`newest` asks
         /// below `Int64.max`).
         package static let descending = withMessages("""
             SELECT \(PostgresRows.messageColumns("messages")) FROM messages
-            WHERE conversation_seq = c.seq AND id < $2::bigint ORDER BY id DESC LIMIT $3::bigint
+            WHERE conversation_seq = c.seq AND id < $3::bigint ORDER BY id DESC LIMIT $4::bigint
             """)
 
-        /// Up to `$4` messages with `$2 < id < $3`, from the lowest.
+        /// Up to `$5` messages with `$3 < id < $4`, from the lowest.
         package static let ascending = withMessages("""
             SELECT \(PostgresRows.messageColumns("messages")) FROM messages
-            WHERE conversation_seq = c.seq AND id > $2::bigint AND id < $3::bigint ORDER BY id LIMIT $4::bigint
+            WHERE conversation_seq = c.seq AND id > $3::bigint AND id < $4::bigint ORDER BY id LIMIT $5::bigint
             """)
 
-        /// Up to `$3` messages below the anchor `$2`, the anchor, up to `$3`
+        /// Up to `$4` messages below the anchor `$3`, the anchor, up to `$4`
         /// above it: two walks from one seek each and a point read.
         package static let around = withMessages("""
             (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
-             WHERE conversation_seq = c.seq AND id < $2::bigint ORDER BY id DESC LIMIT $3::bigint)
+             WHERE conversation_seq = c.seq AND id < $3::bigint ORDER BY id DESC LIMIT $4::bigint)
             UNION ALL
             (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
-             WHERE conversation_seq = c.seq AND id = $2::bigint)
+             WHERE conversation_seq = c.seq AND id = $3::bigint)
             UNION ALL
             (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
-             WHERE conversation_seq = c.seq AND id > $2::bigint ORDER BY id LIMIT $3::bigint)
+             WHERE conversation_seq = c.seq AND id > $3::bigint ORDER BY id LIMIT $4::bigint)
             """)
 
-        /// `after $2` with a window `$4`: column 16 counts the messages above
-        /// `$2`, no further than `$4 + 1` (bounded however long the
-        /// conversation); when it passes the window the newest `$3` are
-        /// read instead, else the `$3` above `$2`. Each branch is guarded by
+        /// `after $3` with a window `$5`: column 17 counts the messages above
+        /// `$3`, no further than `$5 + 1` (bounded however long the
+        /// conversation); when it passes the window the newest `$4` are
+        /// read instead, else the `$4` above `$3`. Each branch is guarded by
         /// a one-time filter on the count, so only one of them runs. The
         /// count walks the primary key in order (`ORDER BY`): unordered,
-        /// PostgreSQL may build a bitmap of every message above `$2` first,
+        /// PostgreSQL may build a bitmap of every message above `$3` first,
         /// which is the whole conversation for a client far behind.
         package static let afterWithinWindow = """
             \(conversationCTE)
-            SELECT \(PostgresRows.conversationColumns("c")), \(PostgresRows.messageColumns("m")), ahead.above FROM c
+            SELECT \(conversationColumns), \(PostgresRows.messageColumns("m")), ahead.above FROM c
             CROSS JOIN LATERAL (
                 SELECT count(*) AS above FROM (
-                    SELECT 1 FROM messages WHERE conversation_seq = c.seq AND id > $2::bigint
-                    ORDER BY id LIMIT $4::bigint + 1) AS counted
+                    SELECT 1 FROM messages WHERE conversation_seq = c.seq AND id > $3::bigint
+                    ORDER BY id LIMIT $5::bigint + 1) AS counted
             ) AS ahead
             LEFT JOIN LATERAL (
                 (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
-                 WHERE conversation_seq = c.seq AND id > $2::bigint AND ahead.above <= $4::bigint
-                 ORDER BY id LIMIT $3::bigint)
+                 WHERE conversation_seq = c.seq AND id > $3::bigint AND ahead.above <= $5::bigint
+                 ORDER BY id LIMIT $4::bigint)
                 UNION ALL
                 (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
-                 WHERE conversation_seq = c.seq AND ahead.above > $4::bigint
-                 ORDER BY id DESC LIMIT $3::bigint)
+                 WHERE conversation_seq = c.seq AND ahead.above > $5::bigint
+                 ORDER BY id DESC LIMIT $4::bigint)
             ) AS m ON true
             """
 
-        /// The compacted change feed: messages changed after version `$2`
-        /// with `$3 <= id <= $4`, in version order, `$5` of them; column 16
+        /// The compacted change feed: messages changed after version `$3`
+        /// with `$4 <= id <= $5`, in version order, `$6` of them; column 17
         /// is the version that created each. `id + 0` keeps the planner on
         /// `messages_by_version`: the id bounds only filter that ordered
         /// range scan, they must not pick the primary key (which would need
         /// a sort by version of every message in the id range).
         package static let changes = """
             \(conversationCTE)
-            SELECT \(PostgresRows.conversationColumns("c")), \(PostgresRows.messageColumns("m")), m.created_version FROM c
+            SELECT \(conversationColumns), \(PostgresRows.messageColumns("m")), m.created_version FROM c
             LEFT JOIN LATERAL (
                 SELECT \(PostgresRows.messageColumns("messages")), messages.created_version FROM messages
-                WHERE conversation_seq = c.seq AND version > $2::bigint AND id + 0 >= $3::bigint AND id + 0 <= $4::bigint
-                ORDER BY version LIMIT $5::bigint
+                WHERE conversation_seq = c.seq AND version > $3::bigint AND id + 0 >= $4::bigint AND id + 0 <= $5::bigint
+                ORDER BY version LIMIT $6::bigint
             ) AS m ON true
             """
     }
@@ -133,15 +143,19 @@ package struct PostgresReads {
 
     /// The conversation row and its internal key, or `.conversationNotFound`.
     package func conversation(_ id: ConversationID) throws(StoreError) -> (seq: Int64, conversation: Conversation) {
-        let result = try run(SQL.conversation, [.text(id.rawValue)])
-        guard result.rowCount > 0 else { throw .conversationNotFound(id) }
+        let (_, result) = try conversationRead(SQL.conversation, id, .admin, [])
         return PostgresRows.conversation(result, row: 0, at: 0, id: id)
     }
 
-    package func message(_ messageID: Int64, in id: ConversationID) throws(StoreError) -> Message {
+    /// The conversation once `access` allows its caller.
+    package func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation {
+        try conversationRead(SQL.conversation, id, access, []).0
+    }
+
+    package func message(_ messageID: Int64, in id: ConversationID, access: AccessCheck) throws(StoreError) -> Message {
+        let (_, result) = try conversationRead(SQL.message, id, access, [.int64(messageID)])
         guard messageID >= 1 else { throw .messageNotFound(id, messageID: messageID) }
-        let (_, result) = try conversationRead(SQL.message, id, [.int64(messageID)])
-        guard let message = PostgresRows.message(result, row: 0, at: PostgresRows.conversationColumnCount, in: id) else {
+        guard let message = PostgresRows.message(result, row: 0, at: SQL.columnCount, in: id) else {
             throw .messageNotFound(id, messageID: messageID)
         }
         return message
@@ -150,28 +164,28 @@ package struct PostgresReads {
     // MARK: - Pages
 
     /// A page as docs/API.md "Pages" defines it; `query` was validated.
-    package func page(of id: ConversationID, _ query: PageQuery) throws(StoreError) -> Page {
+    package func page(of id: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page {
         let limit = Int64(query.limit)
         switch query.cursor {
         case .newest:
-            let (conversation, rows) = try messages(SQL.descending, id, [.int64(.max), .int64(limit)])
+            let (conversation, rows) = try messages(SQL.descending, id, access, [.int64(.max), .int64(limit)])
             return Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
 
         case .before(let before):
-            let (conversation, rows) = try messages(SQL.descending, id, [.int64(before), .int64(limit)])
+            let (conversation, rows) = try messages(SQL.descending, id, access, [.int64(before), .int64(limit)])
             return Page(rows: rows, in: conversation, emptyHasOlder: false,
                         emptyHasNewer: conversation.newestID.map { $0 >= before } ?? false)
 
         case .after(let after):
             guard let window = query.window else {
-                let (conversation, rows) = try messages(SQL.ascending, id, [.int64(after), .int64(.max), .int64(limit)])
+                let (conversation, rows) = try messages(SQL.ascending, id, access, [.int64(after), .int64(.max), .int64(limit)])
                 return Page(rows: rows, in: conversation,
                             emptyHasOlder: conversation.oldestID.map { $0 <= after } ?? false, emptyHasNewer: false)
             }
-            let (conversation, result) = try conversationRead(SQL.afterWithinWindow, id,
+            let (conversation, result) = try conversationRead(SQL.afterWithinWindow, id, access,
                                                               [.int64(after), .int64(limit), .int64(Int64(window))])
             let rows = messageRows(result, in: id)
-            let reset = result.int64(0, PostgresRows.conversationColumnCount + PostgresRows.messageColumnCount) > window
+            let reset = result.int64(0, SQL.columnCount + PostgresRows.messageColumnCount) > window
             var answer = Page(rows: rows, in: conversation,
                               emptyHasOlder: !reset && (conversation.oldestID.map { $0 <= after } ?? false),
                               emptyHasNewer: false)
@@ -181,14 +195,14 @@ package struct PostgresReads {
         case .between(let after, let before):
             // Within (after, before): nothing is older than the first message
             // above `after`; one extra row says whether more lie below `before`.
-            let (conversation, found) = try messages(SQL.ascending, id, [.int64(after), .int64(before), .int64(limit + 1)])
+            let (conversation, found) = try messages(SQL.ascending, id, access, [.int64(after), .int64(before), .int64(limit + 1)])
             var rows = found
             let hasNewer = rows.count > query.limit
             if hasNewer { rows.removeLast() }
             return Page(rows: rows, hasOlder: false, hasNewer: hasNewer, version: conversation.version)
 
         case .around(let anchorID):
-            let (conversation, result) = try conversationRead(SQL.around, id, [.int64(anchorID), .int64(limit)])
+            let (conversation, result) = try conversationRead(SQL.around, id, access, [.int64(anchorID), .int64(limit)])
             return around(anchorID, result, limit: query.limit, conversation: conversation)
         }
     }
@@ -196,8 +210,8 @@ package struct PostgresReads {
     /// `floor(limit/2)` older messages, the anchor when it exists, newer ones
     /// up to `limit`; when one side runs out, the other side fills the page.
     private func around(_ anchorID: Int64, _ result: PGResult, limit: Int, conversation: Conversation) -> Page {
-        let ordered = PostgresRows.rowsOrdered(result, by: PostgresRows.conversationColumnCount)
-        let id = { (row: Int) in result.int64(row, PostgresRows.conversationColumnCount) }
+        let ordered = PostgresRows.rowsOrdered(result, by: SQL.columnCount)
+        let id = { (row: Int) in result.int64(row, SQL.columnCount) }
         let older = ordered.filter { id($0) < anchorID }
         let anchor = ordered.filter { id($0) == anchorID }
         let newer = ordered.filter { id($0) > anchorID }
@@ -206,7 +220,7 @@ package struct PostgresReads {
         var rows = MessageRows(conversationID: conversation.id)
         rows.reserveCapacity(olderTake + anchorCount + newerTake)
         for row in older.suffix(olderTake) + anchor + newer.prefix(newerTake) {
-            PostgresRows.append(result, row: row, at: PostgresRows.conversationColumnCount, to: &rows)
+            PostgresRows.append(result, row: row, at: SQL.columnCount, to: &rows)
         }
         var page = Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
         page.anchor = Page.Anchor(id: anchorID, found: anchorCount == 1, index: anchorCount == 1 ? olderTake : nil)
@@ -217,15 +231,15 @@ package struct PostgresReads {
     // MARK: - Changes
 
     /// The compacted change feed, as docs/API.md "Events" defines it; `query` was validated.
-    package func changes(in id: ConversationID, _ query: ChangeQuery) throws(StoreError) -> ChangeFeed {
+    package func changes(in id: ConversationID, _ query: ChangeQuery, access: AccessCheck) throws(StoreError) -> ChangeFeed {
         let since = query.since
-        let (conversation, result) = try conversationRead(SQL.changes, id, [
+        let (conversation, result) = try conversationRead(SQL.changes, id, access, [
             .int64(since), .int64(query.minID ?? 1), .int64(query.maxID ?? .max), .int64(Int64(query.limit + 1)),
         ])
         guard since <= conversation.version else {
             throw .versionAhead(requested: since, current: conversation.version)
         }
-        let messageColumn = PostgresRows.conversationColumnCount
+        let messageColumn = SQL.columnCount
         let createdColumn = messageColumn + PostgresRows.messageColumnCount
         var events: [ChangeEvent] = []
         events.reserveCapacity(result.rowCount)
@@ -250,28 +264,33 @@ package struct PostgresReads {
     }
 
     /// Runs a statement of `SQL.withMessages`' shape (the conversation `$1`
-    /// first, then `parameters`): `.conversationNotFound` when it returned
-    /// no row.
-    private func conversationRead(_ sql: String, _ id: ConversationID,
-                                  _ parameters: [PostgresValue]) throws(StoreError) -> (Conversation, PGResult) {
-        let result = try run(sql, [.text(id.rawValue)] + parameters)
+    /// and the caller `$2` first, then `parameters`): `.conversationNotFound`
+    /// when it returned no row, and `access` decided on the `caller_role`
+    /// the same statement read, before anything else is looked at.
+    func conversationRead(_ sql: String, _ id: ConversationID, _ access: AccessCheck,
+                          _ parameters: [PostgresValue]) throws(StoreError) -> (Conversation, PGResult) {
+        let result = try run(sql, [.text(id.rawValue), .text(access.user?.rawValue ?? "")] + parameters)
         guard result.rowCount > 0 else { throw .conversationNotFound(id) }
+        if access.user != nil {
+            let role = result.optionalString(0, PostgresRows.conversationColumnCount).flatMap(MemberRole.init(rawValue:))
+            if let failure = access.failure(role: role, in: id) { throw failure }
+        }
         return (PostgresRows.conversation(result, row: 0, at: 0, id: id).conversation, result)
     }
 
     /// The conversation and the messages a `SQL.withMessages` statement read, ascending.
-    private func messages(_ sql: String, _ id: ConversationID,
+    private func messages(_ sql: String, _ id: ConversationID, _ access: AccessCheck,
                           _ parameters: [PostgresValue]) throws(StoreError) -> (Conversation, MessageRows) {
-        let (conversation, result) = try conversationRead(sql, id, parameters)
+        let (conversation, result) = try conversationRead(sql, id, access, parameters)
         return (conversation, messageRows(result, in: id))
     }
 
     private func messageRows(_ result: PGResult, in id: ConversationID) -> MessageRows {
-        let ordered = PostgresRows.rowsOrdered(result, by: PostgresRows.conversationColumnCount)
+        let ordered = PostgresRows.rowsOrdered(result, by: SQL.columnCount)
         var rows = MessageRows(conversationID: id)
         rows.reserveCapacity(ordered.count)
         for row in ordered {
-            PostgresRows.append(result, row: row, at: PostgresRows.conversationColumnCount, to: &rows)
+            PostgresRows.append(result, row: row, at: SQL.columnCount, to: &rows)
         }
         return rows
     }

@@ -2,7 +2,7 @@ import CSQLite
 import Foundation
 import Synchronization
 
-/// The `HistoryStore` on one SQLite file: a group-committing writer, a pool
+/// The `HistoryStore` on one SQLite file (`StoreFront` over `SQLiteBackend`): a group-committing writer, a pool
 /// of readers over WAL, and parked waits woken by commits.
 ///
 /// Opening creates the folder and the file when missing, readable by their
@@ -19,16 +19,8 @@ import Synchronization
 /// ```
 ///
 /// Related SQLite documentation: <https://www.sqlite.org/wal.html>
-public final class SQLiteHistoryStore: HistoryStore {
-    public let configuration: StoreConfiguration
-    private let writer: Writer
-    private let readers: ReaderPool
-    private let batcher: AppendBatcher
-    private let waiters: VersionWaiters
-    private let inboxWaiters: InboxWaiters
-    private let seqCache = ConversationSeqCache()
-    private let largeInboxes = LargeInboxes()
-    private let isClosed = Atomic<Bool>(false)
+public final class SQLiteHistoryStore: StoreFront, @unchecked Sendable {
+    private let backendOnFile: SQLiteBackend
 
     /// Opens (creating when missing) the store at `configuration.path` with
     /// the migrations embedded from `migrations/`.
@@ -38,6 +30,25 @@ public final class SQLiteHistoryStore: HistoryStore {
     public convenience init(configuration: StoreConfiguration) throws(StoreError) {
         try self.init(configuration: configuration, migrations: Migration.bundled())
     }
+
+    /// Opens with an explicit migration list (tests of the migrator).
+    init(configuration: StoreConfiguration, migrations: [Migration]) throws(StoreError) {
+        backendOnFile = try SQLiteBackend(configuration: configuration, migrations: migrations)
+        super.init(backend: backendOnFile)
+    }
+}
+
+/// SQLite's primitives for `StoreFront`: a group-committing writer, a pool
+/// of readers over WAL, and the wait tables its commits publish to.
+final class SQLiteBackend: StoreEngine {
+    let configuration: StoreConfiguration
+    let writer: Writer
+    private let readers: ReaderPool
+    private let batcher: AppendBatcher
+    let waiters: VersionWaiters
+    let inboxWaiters: InboxWaiters
+    private let seqCache = ConversationSeqCache()
+    private let largeInboxes = LargeInboxes()
 
     /// Opens with an explicit migration list (tests of the migrator).
     init(configuration: StoreConfiguration, migrations: [Migration]) throws(StoreError) {
@@ -128,176 +139,52 @@ public final class SQLiteHistoryStore: HistoryStore {
         }
     }
 
-    // MARK: - Conversations
-
-    public func createConversation(id: ConversationID?, title: String?, owner: UserID?,
-                                   completion: @escaping @Sendable (Result<Conversation, StoreError>) -> Void) {
-        do {
-            try MessageRules.validateTitle(title)
-        } catch {
-            completion(.failure(error))
-            return
-        }
-        batcher.submit(.createConversation(id: id, title: title, owner: owner, completion: completion))
-    }
-
-    public func conversation(_ id: ConversationID) throws(StoreError) -> Conversation {
-        try read { reads throws(StoreError) in try reads.conversation(id).conversation }
-    }
-
-    // MARK: - Members
-
-    public func putMember(_ user: UserID, role: MemberRole, in conversation: ConversationID,
-                          completion: @escaping @Sendable (Result<MemberChange, StoreError>) -> Void) {
-        batcher.submit(.putMember(user, role: role, conversation: conversation, completion: completion))
-    }
-
-    public func removeMember(_ user: UserID, from conversation: ConversationID,
-                             completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void) {
-        batcher.submit(.removeMember(user, conversation: conversation, completion: completion))
-    }
-
-    public func members(of conversation: ConversationID, after: UserID?, limit: Int) throws(StoreError) -> MemberPage {
-        guard MemberPage.limitRange.contains(limit) else {
-            throw .invalid(field: "limit", reason: "must be an integer from \(MemberPage.limitRange.lowerBound) to \(MemberPage.limitRange.upperBound)")
-        }
-        return try read { reads throws(StoreError) in try reads.members(of: conversation, after: after, limit: limit) }
-    }
-
-    /// On the path of every request in tokens mode, so no read transaction
-    /// around its single statement (see `StoreReads.role`).
-    public func role(of user: UserID, in conversation: ConversationID) throws(StoreError) -> MemberRole? {
-        guard !isClosed.load(ordering: .acquiring) else { throw .closed }
-        return try readers.read { connection throws(StoreError) -> MemberRole? in
-            try StoreReads(connection: connection, seqCache: seqCache, largeInboxes: largeInboxes).role(of: user, in: conversation)
-        }
-    }
-
-    // MARK: - Messages
-
-    public func append(_ message: NewMessage, to conversation: ConversationID,
-                       completion: @escaping @Sendable (Result<AppendOutcome, StoreError>) -> Void) {
-        do {
-            try MessageRules.validate(message)
-        } catch {
-            completion(.failure(error))
-            return
-        }
-        batcher.submit(.append(message, conversation: conversation, completion: completion))
-    }
-
-    public func edit(messageID: Int64, in conversation: ConversationID, body: String,
-                     completion: @escaping @Sendable (Result<Message, StoreError>) -> Void) {
-        do {
-            try MessageRules.validateBody(body)
-        } catch {
-            completion(.failure(error))
-            return
-        }
-        guard messageID >= 1 else {
-            completion(.failure(.messageNotFound(conversation, messageID: messageID)))
-            return
-        }
-        batcher.submit(.edit(messageID: messageID, conversation: conversation, body: body, completion: completion))
-    }
-
-    public func delete(messageID: Int64, in conversation: ConversationID,
-                       completion: @escaping @Sendable (Result<Message, StoreError>) -> Void) {
-        guard messageID >= 1 else {
-            completion(.failure(.messageNotFound(conversation, messageID: messageID)))
-            return
-        }
-        batcher.submit(.delete(messageID: messageID, conversation: conversation, completion: completion))
-    }
-
-    public func message(_ messageID: Int64, in conversation: ConversationID) throws(StoreError) -> Message {
-        try read { reads throws(StoreError) in try reads.message(messageID, in: conversation) }
-    }
-
-    // MARK: - Reads
-
-    public func page(of conversation: ConversationID, _ query: PageQuery) throws(StoreError) -> Page {
-        try query.validate()
-        return try read { reads throws(StoreError) in try reads.page(of: conversation, query) }
-    }
-
-    public func changes(in conversation: ConversationID, _ query: ChangeQuery) throws(StoreError) -> ChangeFeed {
-        try query.validate()
-        return try read { reads throws(StoreError) in try reads.changes(in: conversation, query) }
-    }
-
-    // MARK: - Inbox
-
-    public func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64,
-                         completion: @escaping @Sendable (Result<ReadState, StoreError>) -> Void) {
-        do throws(RuleViolation) {
-            try ReadState.lastReadIDRule.check(messageID)
-        } catch {
-            completion(.failure(StoreError(error)))
-            return
-        }
-        batcher.submit(.markRead(user, conversation: conversation, upTo: messageID, completion: completion))
-    }
-
-    public func inbox(of user: UserID, _ query: InboxQuery) throws(StoreError) -> InboxPage {
-        try query.validate()
-        let cursor = try query.decodedCursor()
-        return try read { reads throws(StoreError) in try reads.inbox(of: user, limit: query.limit, after: cursor) }
-    }
-
-    public func inboxChanges(of user: UserID, _ query: InboxChangeQuery) throws(StoreError) -> InboxChangeFeed {
-        try query.validate()
-        return try read { reads throws(StoreError) in try reads.inboxChanges(of: user, query) }
-    }
-
     /// One read transaction on a pooled reader: a single snapshot.
-    private func read<T>(_ body: (StoreReads) throws(StoreError) -> T) throws(StoreError) -> T {
-        guard !isClosed.load(ordering: .acquiring) else { throw .closed }
-        return try readers.read { connection throws(StoreError) -> T in
+    func read<T>(_ body: (any SnapshotReads) throws(StoreError) -> T) throws(StoreError) -> T {
+        try readers.read { connection throws(StoreError) -> T in
             try connection.transaction(.deferred, mapError: StoreError.init) { () throws(StoreError) -> T in
                 try body(StoreReads(connection: connection, seqCache: seqCache, largeInboxes: largeInboxes))
             }
         }
     }
 
-    // MARK: - Wake-ups
-
-    public func waitForChange(in conversation: ConversationID, after version: Int64, ids: ClosedRange<Int64>?,
-                              timeout: Duration, handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
-        waiters.wait(conversation: conversation, after: version, ids: ids, timeout: timeout,
-                     currentVersion: { try? self.conversation(conversation).version },
-                     handler: handler)
+    func submit(_ request: WriteRequest) {
+        batcher.submit(request)
     }
 
-    public func waitForInboxChange(of user: UserID, after activity: Int64, timeout: Duration,
-                                   handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
-        inboxWaiters.wait(
-            user: user, after: activity, timeout: timeout,
-            memberships: {
-                try? self.read { reads throws(StoreError) in
-                    try reads.membershipSeqs(of: user, limit: InboxWaiters.membershipCap + 1)
-                }
-            },
-            hasChanges: { try? self.read { reads throws(StoreError) in try reads.hasInboxChanges(of: user, after: activity) } },
-            handler: handler)
-    }
-
-    /// Either kind of wait: inbox tokens carry their own mark.
-    public func observeUserChanges(_ handler: @escaping @Sendable (Set<UserID>?) -> Void) {
-        inboxWaiters.observeUserChanges(handler)
-    }
-
-    public func cancelWait(_ token: WaitToken) {
-        if InboxWaiters.owns(token) {
-            inboxWaiters.cancel(token)
-        } else {
-            waiters.cancel(token)
+    /// A read of a conversation that need not exist: "not found" is an
+    /// answer, so it proves a read works without a probe table.
+    func ping() throws(StoreError) {
+        do {
+            _ = try read { reads throws(StoreError) in
+                try reads.conversation(ConversationID("healthz-probe")!, access: .admin)
+            }
+        } catch .conversationNotFound {
+            // The store answered.
         }
     }
 
-    public var parkedWaitCount: Int {
-        waiters.parkedCount + inboxWaiters.parkedCount
+    func finishWrites() {
+        batcher.close()
     }
+
+    func close() {
+        readers.close()
+        writer.close()
+    }
+
+    /// Runs `body` with one of the readers' connections, outside any transaction.
+    func withReader<T>(_ body: (Connection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try readers.read(body)
+    }
+}
+
+extension SQLiteHistoryStore {
+    public var configuration: StoreConfiguration { backendOnFile.configuration }
+
+
+    /// Opens with an explicit migration list (tests of the migrator).
+
 
     // MARK: - Beyond the protocol
 
@@ -311,55 +198,39 @@ public final class SQLiteHistoryStore: HistoryStore {
     @discardableResult
     public func bulkAppend(_ messages: [NewMessage], to conversation: ConversationID) throws(StoreError) -> ClosedRange<Int64>? {
         for message in messages { try MessageRules.validate(message) }
-        guard !isClosed.load(ordering: .acquiring) else { throw .closed }
+        guard !closed else { throw .closed }
         let result = Result { () throws(StoreError) in
-            try writer.sync { () -> Result<(ids: ClosedRange<Int64>, seq: Int64, version: Int64, activity: Int64)?, StoreError> in
-                Result { () throws(StoreError) in try writer.bulkAppend(messages, to: conversation) }
+            try backendOnFile.writer.sync { () -> Result<(ids: ClosedRange<Int64>, seq: Int64, version: Int64, activity: Int64)?, StoreError> in
+                Result { () throws(StoreError) in try backendOnFile.writer.bulkAppend(messages, to: conversation) }
             }.get()
         }
         guard let loaded = try result.get() else { return nil }
-        waiters.publish(conversation: conversation, version: loaded.version, changed: ChangedMessageIDs(range: loaded.ids))
-        inboxWaiters.publish(activity: loaded.activity, conversations: [loaded.seq], users: [])
+        backendOnFile.waiters.publish(conversation: conversation, version: loaded.version, changed: ChangedMessageIDs(range: loaded.ids))
+        backendOnFile.inboxWaiters.publish(activity: loaded.activity, conversations: [loaded.seq], users: [])
         return loaded.ids
     }
 
     /// Runs `body` with the writer's connection on the writer queue (tests
     /// that force storage failures; nothing in the store calls it).
     func withWriterConnection<T>(_ body: (Connection) -> T) -> T {
-        writer.withConnection(body)
+        backendOnFile.writer.withConnection(body)
     }
 
     /// Runs `body` with one of the readers' connections (tests of how
     /// every connection is configured; nothing in the store calls it).
     func withReaderConnection<T>(_ body: (Connection) -> T) throws(StoreError) -> T {
-        guard !isClosed.load(ordering: .acquiring) else { throw .closed }
-        return try readers.read { connection throws(StoreError) -> T in body(connection) }
+        guard !closed else { throw .closed }
+        return try backendOnFile.withReader { connection throws(StoreError) -> T in body(connection) }
     }
 
     /// `PRAGMA integrity_check`: `["ok"]` for a sound file, else SQLite's findings.
     public func checkIntegrity() throws(StoreError) -> [String] {
-        guard !isClosed.load(ordering: .acquiring) else { throw .closed }
-        return try readers.read { connection throws(StoreError) -> [String] in
+        guard !closed else { throw .closed }
+        return try backendOnFile.withReader { connection throws(StoreError) -> [String] in
             try sqlite { () throws(SQLiteError) in
                 try connection.makeStatement(sql: "PRAGMA integrity_check").rows { $0.string(0) }
             }
         }
     }
 
-    // MARK: - Lifecycle
-
-    /// Refuses new work, writes and answers what is queued, answers parked
-    /// waits `.closing`, then closes every connection. Idempotent.
-    public func close() {
-        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        batcher.close()
-        waiters.close()
-        inboxWaiters.close()
-        readers.close()
-        writer.close()
-    }
-
-    deinit {
-        close()
-    }
 }

@@ -24,8 +24,8 @@ extension StoreReads {
     /// forward scan of `limit + 1` rows, the extra one only saying whether
     /// more follow. Inside the read transaction of `conversation(_:)`, so a
     /// conversation that does not exist is told apart from an empty list.
-    func members(of id: ConversationID, after: UserID?, limit: Int) throws(StoreError) -> MemberPage {
-        let seq = try conversation(id).seq
+    func members(of id: ConversationID, after: UserID?, limit: Int, access: AccessCheck) throws(StoreError) -> MemberPage {
+        let seq = try authorized(id, access).seq
         var members = try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: MemberSQL.page)
                 .rows(seq, after?.rawValue ?? "", limit + 1, map: StoredRows.member)
@@ -40,12 +40,7 @@ extension StoreReads {
     /// cache knows the conversation, else the same lookup joined to the
     /// conversation's id, which also fills the cache for the next request.
     func role(of user: UserID, in id: ConversationID) throws(StoreError) -> MemberRole? {
-        if let seq = seqCache.seq(of: id) {
-            return try sqlite { () throws(SQLiteError) in
-                try connection.cachedStatement(sql: MemberSQL.roleBySeq)
-                    .firstRow(seq, user.rawValue) { MemberRole(rawValue: $0.string(0)) } ?? nil
-            }
-        }
+        if let seq = seqCache.seq(of: id) { return try role(of: user, seq: seq) }
         let found = try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: MemberSQL.roleByConversationID)
                 .firstRow(user.rawValue, id.rawValue) { row in
@@ -55,5 +50,13 @@ extension StoreReads {
         guard let found else { return nil }
         seqCache.remember(id, seq: try MessagePlace.checkedSeq(found.seq, of: id))
         return found.role
+    }
+
+    /// The role in the conversation `seq`: one point lookup on the primary key.
+    func role(of user: UserID, seq: Int64) throws(StoreError) -> MemberRole? {
+        try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: MemberSQL.roleBySeq)
+                .firstRow(seq, user.rawValue) { MemberRole(rawValue: $0.string(0)) } ?? nil
+        }
     }
 }

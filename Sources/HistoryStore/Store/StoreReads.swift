@@ -5,7 +5,7 @@
 /// Keyset reads only: each page is a seek on `place` (the rowid of
 /// `messages`, see `MessagePlace`) plus a scan of at most `limit` rows,
 /// whatever the depth; never OFFSET.
-struct StoreReads {
+struct StoreReads: SnapshotReads {
     let connection: Connection
     let seqCache: ConversationSeqCache
     let largeInboxes: LargeInboxes
@@ -33,9 +33,23 @@ struct StoreReads {
         return found
     }
 
-    func message(_ messageID: Int64, in id: ConversationID) throws(StoreError) -> Message {
+    /// The conversation once `access` allows its caller, the role read in
+    /// this same transaction (a point lookup on the members' primary key).
+    func authorized(_ id: ConversationID, _ access: AccessCheck) throws(StoreError) -> (seq: Int64, conversation: Conversation) {
+        let found = try conversation(id)
+        if let user = access.user, let failure = access.failure(role: try role(of: user, seq: found.seq), in: id) {
+            throw failure
+        }
+        return found
+    }
+
+    func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation {
+        try authorized(id, access).conversation
+    }
+
+    func message(_ messageID: Int64, in id: ConversationID, access: AccessCheck) throws(StoreError) -> Message {
+        let seq = try authorized(id, access).seq
         guard messageID >= 1 else { throw .messageNotFound(id, messageID: messageID) }
-        let seq = try conversation(id).seq
         let found = try one(seq: seq, id: messageID, conversation: id)
         guard !found.isEmpty else { throw .messageNotFound(id, messageID: messageID) }
         return found.message(at: 0)
@@ -44,8 +58,8 @@ struct StoreReads {
     // MARK: - Pages
 
     /// A page as docs/API.md "Pages" defines it; `query` was validated.
-    func page(of id: ConversationID, _ query: PageQuery) throws(StoreError) -> Page {
-        let (seq, conversation) = try self.conversation(id)
+    func page(of id: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page {
+        let (seq, conversation) = try authorized(id, access)
         let limit = query.limit
         switch query.cursor {
         case .newest:
@@ -114,8 +128,8 @@ struct StoreReads {
     // MARK: - Changes
 
     /// The compacted change feed, as docs/API.md "Events" defines it; `query` was validated.
-    func changes(in id: ConversationID, _ query: ChangeQuery) throws(StoreError) -> ChangeFeed {
-        let (seq, conversation) = try self.conversation(id)
+    func changes(in id: ConversationID, _ query: ChangeQuery, access: AccessCheck) throws(StoreError) -> ChangeFeed {
+        let (seq, conversation) = try authorized(id, access)
         guard query.since <= conversation.version else {
             throw .versionAhead(requested: query.since, current: conversation.version)
         }

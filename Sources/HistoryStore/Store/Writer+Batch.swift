@@ -93,31 +93,35 @@ extension Writer {
                 let result = Result { () throws(StoreError) in try createConversation(id: id, title: title, owner: owner) }
                 outcome.answers.append { completion(result) }
                 failure = result.failure
-            case .append(let message, let conversation, let completion):
-                let result = Result { () throws(StoreError) in try append(message, to: conversation) }
+            case .append(let message, let conversation, let access, let completion):
+                let result = Result { () throws(StoreError) in try append(message, to: conversation, access: access) }
                 outcome.answers.append { completion(result) }
                 if case .success(.created(let created)) = result { outcome.changedIDs[conversation, default: []].append(created.id) }
                 failure = result.failure
-            case .edit(let messageID, let conversation, let body, let completion):
-                let result = Result { () throws(StoreError) in try edit(messageID: messageID, in: conversation, body: body) }
+            case .edit(let messageID, let conversation, let body, let access, let completion):
+                let result = Result { () throws(StoreError) in
+                    try edit(messageID: messageID, in: conversation, body: body, access: access)
+                }
                 outcome.answers.append { completion(result) }
                 if case .success = result { outcome.changedIDs[conversation, default: []].append(messageID) }
                 failure = result.failure
-            case .delete(let messageID, let conversation, let completion):
-                let result = Result { () throws(StoreError) in try delete(messageID: messageID, in: conversation) }
+            case .delete(let messageID, let conversation, let access, let completion):
+                let result = Result { () throws(StoreError) in try delete(messageID: messageID, in: conversation, access: access) }
                 outcome.answers.append { completion(result) }
                 if case .success = result { outcome.changedIDs[conversation, default: []].append(messageID) }
                 failure = result.failure
-            case .putMember(let user, let role, let conversation, let completion):
-                let result = Result { () throws(StoreError) in try putMember(user, role: role, in: conversation) }
+            case .putMember(let user, let role, let conversation, let access, let completion):
+                let result = Result { () throws(StoreError) in try putMember(user, role: role, in: conversation, access: access) }
                 outcome.answers.append { completion(result) }
                 failure = result.failure
-            case .removeMember(let user, let conversation, let completion):
-                let result = Result { () throws(StoreError) in try removeMember(user, from: conversation) }
+            case .removeMember(let user, let conversation, let access, let completion):
+                let result = Result { () throws(StoreError) in try removeMember(user, from: conversation, access: access) }
                 outcome.answers.append { completion(result) }
                 failure = result.failure
-            case .markRead(let user, let conversation, let messageID, let completion):
-                let result = Result { () throws(StoreError) in try markRead(user, in: conversation, upTo: messageID) }
+            case .markRead(let user, let conversation, let messageID, let access, let completion):
+                let result = Result { () throws(StoreError) in
+                    try markRead(user, in: conversation, upTo: messageID, access: access)
+                }
                 outcome.answers.append { completion(result) }
                 failure = result.failure
             }

@@ -13,8 +13,10 @@
 extension Writer {
     /// Adds the member, changes its role, or writes nothing when the role
     /// is already the one asked for.
-    func putMember(_ user: UserID, role: MemberRole, in conversation: ConversationID) throws(StoreError) -> MemberChange {
+    func putMember(_ user: UserID, role: MemberRole, in conversation: ConversationID,
+                   access: AccessCheck = .admin) throws(StoreError) -> MemberChange {
         guard let seq = try seq(of: conversation) else { throw .conversationNotFound(conversation) }
+        try check(access, seq: seq, in: conversation)
         if let current = try member(user, seq: seq) {
             guard current.role != role else { return .unchanged(current) }
             var counters = try self.counters(seq: seq, id: conversation)
@@ -53,8 +55,9 @@ extension Writer {
     /// true when a member was removed. Two rows (the member deleted, its
     /// removal recorded for the user feed) written as one unit: removals
     /// are rare, so their savepoint costs nothing that matters.
-    func removeMember(_ user: UserID, from conversation: ConversationID) throws(StoreError) -> Bool {
+    func removeMember(_ user: UserID, from conversation: ConversationID, access: AccessCheck = .admin) throws(StoreError) -> Bool {
         guard let seq = try seq(of: conversation) else { throw .conversationNotFound(conversation) }
+        try check(access, seq: seq, in: conversation)
         guard try member(user, seq: seq) != nil else { return false }
         var counters = try self.counters(seq: seq, id: conversation)
         counters.activity = try takeActivity()
@@ -95,6 +98,16 @@ extension Writer {
             try connection.cachedStatement(sql: """
                 SELECT \(StoredRows.memberColumns) FROM members NOT INDEXED WHERE conversation_seq = ? AND user_id = ?
                 """).firstRow(seq, user.rawValue, map: StoredRows.member) ?? nil
+        }
+    }
+
+    /// Decides `access` inside the batch's transaction, from the role as
+    /// this transaction sees it: a removal committed before is always seen,
+    /// and one after waits for this commit (there is one writer).
+    func check(_ access: AccessCheck, seq: Int64, in conversation: ConversationID, author: String? = nil) throws(StoreError) {
+        guard let user = access.user else { return }
+        if let failure = access.failure(role: try member(user, seq: seq)?.role, author: author, in: conversation) {
+            throw failure
         }
     }
 

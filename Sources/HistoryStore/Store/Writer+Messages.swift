@@ -1,8 +1,9 @@
 /// Appending, editing and deleting messages, inside the batch transaction;
 /// each makes at most one write, after all of its checks passed.
 extension Writer {
-    func append(_ new: NewMessage, to conversation: ConversationID) throws(StoreError) -> AppendOutcome {
+    func append(_ new: NewMessage, to conversation: ConversationID, access: AccessCheck = .admin) throws(StoreError) -> AppendOutcome {
         guard let seq = try seq(of: conversation) else { throw .conversationNotFound(conversation) }
+        try check(access, seq: seq, in: conversation)
         var fingerprint: Int64?
         if let clientID = new.clientID {
             let posted = StoredRows.clientFingerprint(sender: new.sender, body: new.body)
@@ -54,8 +55,9 @@ extension Writer {
                                 clientID: new.clientID, version: counters.version))
     }
 
-    func edit(messageID: Int64, in conversation: ConversationID, body: String) throws(StoreError) -> Message {
-        let (seq, current) = try existingMessage(messageID, in: conversation)
+    func edit(messageID: Int64, in conversation: ConversationID, body: String,
+              access: AccessCheck = .admin) throws(StoreError) -> Message {
+        let (seq, current) = try existingMessage(messageID, in: conversation, access: access)
         guard !current.deleted else { throw .messageDeleted(messageID: messageID) }
         var counters = try self.counters(seq: seq, id: conversation)
         try counters.advanceVersion()
@@ -79,8 +81,8 @@ extension Writer {
     /// `client_id` itself stays, so a retry of the original post is still
     /// answered with the tombstone instead of posting it again. A tombstone
     /// is answered unchanged (no version bump).
-    func delete(messageID: Int64, in conversation: ConversationID) throws(StoreError) -> Message {
-        let (seq, current) = try existingMessage(messageID, in: conversation)
+    func delete(messageID: Int64, in conversation: ConversationID, access: AccessCheck = .admin) throws(StoreError) -> Message {
+        let (seq, current) = try existingMessage(messageID, in: conversation, access: access)
         guard !current.deleted else { return current }
         var counters = try self.counters(seq: seq, id: conversation)
         try counters.advanceVersion()
@@ -100,15 +102,21 @@ extension Writer {
 
     // MARK: - Lookups
 
-    private func existingMessage(_ messageID: Int64, in conversation: ConversationID) throws(StoreError)
-        -> (seq: Int64, message: Message) {
+    /// The message an edit or delete names, once `access` allows it: the
+    /// caller's role and the message's author are read in this transaction,
+    /// and a stranger is refused before learning whether the message exists.
+    private func existingMessage(_ messageID: Int64, in conversation: ConversationID,
+                                 access: AccessCheck) throws(StoreError) -> (seq: Int64, message: Message) {
         guard let seq = try seq(of: conversation) else { throw .conversationNotFound(conversation) }
-        guard MessagePlace.holds(messageID) else { throw .messageNotFound(conversation, messageID: messageID) }
-        let message = try sqlite { () throws(SQLiteError) in
-            try connection.cachedStatement(sql: """
-                SELECT \(StoredRows.messageColumns) FROM messages WHERE place = ?
-                """).firstRow(MessagePlace.of(seq: seq, id: messageID)) { StoredRows.message($0, in: conversation) }
+        var message: Message?
+        if MessagePlace.holds(messageID) {
+            message = try sqlite { () throws(SQLiteError) in
+                try connection.cachedStatement(sql: """
+                    SELECT \(StoredRows.messageColumns) FROM messages WHERE place = ?
+                    """).firstRow(MessagePlace.of(seq: seq, id: messageID)) { StoredRows.message($0, in: conversation) }
+            }
         }
+        try check(access, seq: seq, in: conversation, author: message?.sender)
         guard let message else { throw .messageNotFound(conversation, messageID: messageID) }
         return (seq, message)
     }

@@ -5,8 +5,10 @@ extension Writer {
     /// batch sees it: a message appended earlier in the same batch counts).
     /// A marker that does not move writes nothing and takes no `activity`.
     /// The answer's unread state is read in the same transaction.
-    func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64) throws(StoreError) -> ReadState {
+    func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64,
+                  access: AccessCheck = .admin) throws(StoreError) -> ReadState {
         guard let seq = try seq(of: conversation) else { throw .conversationNotFound(conversation) }
+        try check(access, seq: seq, in: conversation)
         let found = try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
                 SELECT last_read_id FROM members NOT INDEXED WHERE conversation_seq = ? AND user_id = ?
@@ -17,7 +19,8 @@ extension Writer {
         let counters = try self.counters(seq: seq, id: conversation)
         if let newest = counters.lastAppendedID ?? counters.storedNewestID {
             let target = min(max(messageID, 0), newest)
-            if current.map({ target > $0 }) ?? true {
+            // 0 reads nothing, as a null marker: from null to 0 is no move.
+            if target > (current ?? 0) {
                 let activity = try takeActivity()
                 try sqlite { () throws(SQLiteError) in
                     try connection.cachedStatement(sql: """

@@ -1,0 +1,33 @@
+/// What a database must supply for `StoreFront` to be a whole
+/// `HistoryStore`: a snapshot to read in, a queue of writes, and the wait
+/// tables its commits (its own, and with several instances everyone's)
+/// publish to. Everything else (validation, access, waits and their
+/// cancellation, closing, the async forms) is written once, in the front.
+///
+/// The shape follows GRDB's `DatabaseWriter`: a few primitives per backend,
+/// the rest in shared code over them.
+package protocol StoreEngine: Sendable {
+    /// Runs `body` in one snapshot on a pooled read connection.
+    func read<T>(_ body: (any SnapshotReads) throws(StoreError) -> T) throws(StoreError) -> T
+
+    /// Queues a write for the group-committing writer; its completion runs
+    /// once the write is durable, after the commit was published to
+    /// `waiters` and `inboxWaiters`.
+    func submit(_ request: WriteRequest)
+
+    /// The parked long-polls of the message feeds, woken by the backend's commits.
+    var waiters: VersionWaiters { get }
+    /// The parked long-polls of the user feeds, woken likewise.
+    var inboxWaiters: InboxWaiters { get }
+
+    /// Proves the database answers now, cheaply and within bounded time.
+    func ping() throws(StoreError)
+
+    /// Stops taking writes, writes and answers what is queued. Called once,
+    /// when the front closes, before it answers the parked waits.
+    func finishWrites()
+
+    /// Closes every connection (and with several instances, stops
+    /// listening). Called once, last.
+    func close()
+}
