@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "history-load", targets: ["HistoryLoad"]),
         .executable(name: "history-store-bench", targets: ["HistoryStoreBench"]),
         .library(name: "HistoryStore", targets: ["HistoryStore"]),
+        .library(name: "HistorySQLite", targets: ["HistorySQLite"]),
         .library(name: "HistoryPostgres", targets: ["HistoryPostgres"]),
         .library(name: "HistoryClient", targets: ["HistoryClient"]),
     ],
@@ -41,9 +42,17 @@ let package = Package(
             capability: .buildTool(),
             dependencies: ["MigrationEmbedder"]
         ),
+        // The store core: the model, the rules, the errors, access, waits and
+        // the one front (`StoreFront`); no database library. Each backend
+        // below supplies its primitives (`StoreEngine`, `SnapshotReads`).
         .target(
             name: "HistoryStore",
-            dependencies: ["CSQLite"],
+            swiftSettings: strictSettings
+        ),
+        // SQLite: the embedded default, its schema embedded from migrations/.
+        .target(
+            name: "HistorySQLite",
+            dependencies: ["CSQLite", "HistoryStore"],
             swiftSettings: strictSettings,
             plugins: ["EmbedMigrations"]
         ),
@@ -74,7 +83,7 @@ let package = Package(
         .target(
             name: "HistoryAPI",
             dependencies: [
-                "HistoryStore", "HistoryPostgres", "HTTPCore",
+                "HistoryStore", "HistorySQLite", "HistoryPostgres", "HTTPCore",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
@@ -82,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "HistoryServer",
             dependencies: [
-                "HistoryAPI", "HistoryStore", "HTTPCore",
+                "HistoryAPI", "HistoryStore", "HistorySQLite", "HTTPCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
@@ -104,7 +113,7 @@ let package = Package(
         .executableTarget(
             name: "HistoryStoreBench",
             dependencies: [
-                "HistoryStore", "HistoryPostgres", "ToolSupport",
+                "HistoryStore", "HistorySQLite", "HistoryPostgres", "ToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
@@ -112,7 +121,7 @@ let package = Package(
         .executableTarget(
             name: "HistoryLoad",
             dependencies: [
-                "HistoryStore", "HistoryPostgres", "HistoryClient", "HTTPCore", "CSystem", "ToolSupport",
+                "HistoryStore", "HistorySQLite", "HistoryPostgres", "HistoryClient", "HTTPCore", "CSystem", "ToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -125,7 +134,7 @@ let package = Package(
         // server binary as a process, temporary stores, raw requests.
         .target(
             name: "HistoryTestSupport",
-            dependencies: ["HistoryAPI", "HistoryClient", "HistoryStore", "HistoryPostgres", "HTTPCore", "ToolSupport"],
+            dependencies: ["HistoryAPI", "HistoryClient", "HistoryStore", "HistorySQLite", "HistoryPostgres", "HTTPCore", "ToolSupport"],
             path: "Tests/HistoryTestSupport",
             swiftSettings: strictSettings
         ),
@@ -133,12 +142,12 @@ let package = Package(
         // StoreBenchCommandTests run it as a child process.
         .testTarget(
             name: "HistoryStoreTests",
-            dependencies: ["HistoryStore", "HistoryPostgres", "HistoryStoreBench", "HistoryTestSupport"],
+            dependencies: ["HistoryStore", "HistorySQLite", "HistoryPostgres", "HistoryStoreBench", "HistoryTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "HistoryPostgresTests",
-            dependencies: ["HistoryPostgres", "HistoryTestSupport"],
+            dependencies: ["HistoryPostgres", "HistorySQLite", "HistoryTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -149,7 +158,7 @@ let package = Package(
         .testTarget(
             name: "HistoryAPITests",
             dependencies: [
-                "HistoryAPI", "HistoryClient", "HistoryStore", "HTTPCore", "HistoryTestSupport",
+                "HistoryAPI", "HistoryClient", "HistoryStore", "HistorySQLite", "HTTPCore", "HistoryTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
@@ -157,13 +166,13 @@ let package = Package(
         // HistoryServer is here for its binary, which ServerProcess runs.
         .testTarget(
             name: "HistoryServerTests",
-            dependencies: ["HistoryServer", "HistoryAPI", "HistoryPostgres", "HTTPCore", "HistoryClient", "HistoryTestSupport"],
+            dependencies: ["HistoryServer", "HistoryAPI", "HistorySQLite", "HistoryPostgres", "HTTPCore", "HistoryClient", "HistoryTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "HistoryClientTests",
             dependencies: [
-                "HistoryClient", "HistoryAPI", "HistoryStore", "HTTPCore", "HistoryTestSupport",
+                "HistoryClient", "HistoryAPI", "HistoryStore", "HistorySQLite", "HTTPCore", "HistoryTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
@@ -171,7 +180,7 @@ let package = Package(
         .testTarget(
             name: "HistoryLoadTests",
             dependencies: [
-                "HistoryLoad", "HistoryServer", "HistoryStore", "HistoryPostgres", "HTTPCore", "HistoryTestSupport",
+                "HistoryLoad", "HistoryServer", "HistoryStore", "HistorySQLite", "HistoryPostgres", "HTTPCore", "HistoryTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings

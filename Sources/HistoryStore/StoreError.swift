@@ -1,5 +1,3 @@
-import CSQLite
-
 /// Every way a store operation can fail, as values a caller can switch on.
 ///
 /// The server maps each case to one HTTP status and error code, in one place
@@ -20,10 +18,13 @@ public enum StoreError: Error, Hashable, Sendable {
     /// `since` is greater than the conversation's current version (or, for
     /// the user feed, than the server's current activity).
     case versionAhead(requested: Int64, current: Int64)
-    /// Input that breaks a rule of the contract; `field` is the contract's name.
-    case invalid(field: String, reason: String)
-    /// SQLite failed; `code` is its (extended) result code.
-    case storage(code: Int32, message: String)
+    /// Input that breaks a rule of the contract.
+    case invalid(field: InputField, reason: String)
+    /// A setting of the store or a caller's use of it that no client input
+    /// can cause (a reader count of 0, an empty bulk load): a bug of ours.
+    case invalidSetting(String, reason: String)
+    /// The database failed, as it reported it.
+    case storage(StorageFailure)
     /// The store's id layout has no room left (message ids or conversation
     /// keys, see `MessagePlace`): nothing was written, and nothing more of
     /// that kind can be until an operator moves the data. Storage-full, not
@@ -50,7 +51,7 @@ public enum StoreError: Error, Hashable, Sendable {
     /// made room, instead of reporting a bug.
     public var isStorageFull: Bool {
         switch self {
-        case .storage(let code, _): code & 0xFF == SQLITE_FULL
+        case .storage(let failure): failure.isFull
         case .idSpaceExhausted: true
         default: false
         }
@@ -69,8 +70,9 @@ extension StoreError: CustomStringConvertible {
         case .messageDeleted(let messageID): "message \(messageID) is deleted"
         case .replyTargetNotFound(let messageID): "reply_to \(messageID) names no message of this conversation"
         case .versionAhead(let requested, let current): "version \(requested) is ahead of the conversation's \(current)"
-        case .invalid(let field, let reason): "\(field): \(reason)"
-        case .storage(let code, let message): "\(message) (SQLite result code \(code))"
+        case .invalid(let field, let reason): "\(field.name): \(reason)"
+        case .invalidSetting(let name, let reason): "\(name): \(reason)"
+        case .storage(let failure): failure.description
         case .idSpaceExhausted(let message): message
         case .unavailable(let message): "the database is unavailable: \(message)"
         case .migration(let reason): "migrations: \(reason)"
@@ -80,22 +82,38 @@ extension StoreError: CustomStringConvertible {
     }
 }
 
+/// A failure of the database itself, in its own terms: carried as data so
+/// that the layers above (logs, the HTTP mapping) never need to know which
+/// database it was to report it, and never mistake one's codes for the other's.
+public struct StorageFailure: Hashable, Sendable, CustomStringConvertible {
+    /// "SQLite" or "PostgreSQL".
+    public let database: String
+    /// The database's own code, as text: SQLite's extended result code, PostgreSQL's SQLSTATE.
+    public let code: String
+    public let message: String
+    /// The disk (or the file's page limit) is full: nothing more can be
+    /// stored until an operator makes room, which is no bug.
+    public let isFull: Bool
+
+    public init(database: String, code: String, message: String, isFull: Bool = false) {
+        self.database = database
+        self.code = code
+        self.message = message
+        self.isFull = isFull
+    }
+
+    public var description: String { "\(message) (\(database) \(code))" }
+}
+
 extension StoreError {
     /// A stored value that no sequence of this store's operations can
     /// produce (a conversation at version `Int64.max`, a seq outside the
-    /// message layout), so the file was edited or damaged. Reported as
-    /// SQLite reports a damaged file, `SQLITE_CORRUPT`: the one operation
-    /// fails with a clear message (500 and a log line over HTTP) instead of
-    /// trapping on arithmetic that would overflow.
-    package static func impossibleStoredValue(_ message: String) -> StoreError {
-        .storage(code: SQLITE_CORRUPT, message: "\(message); the database file was altered or is damaged")
-    }
-
-    /// A failure of a store that is not SQLite (PostgreSQL), in the case
-    /// the API already maps: `full` is the disk (`isStorageFull`, 507 over
-    /// HTTP), anything else an internal error. `message` says which
-    /// database and what it reported.
-    package static func storageFailure(_ message: String, full: Bool = false) -> StoreError {
-        .storage(code: full ? SQLITE_FULL : SQLITE_ERROR, message: message)
+    /// message layout), so the data was edited or damaged: the one
+    /// operation fails with a clear message (500 and a log line over HTTP)
+    /// instead of trapping on arithmetic that would overflow. Each backend
+    /// names itself and its own code for damage.
+    package static func impossibleStoredValue(_ message: String, database: String, code: String) -> StoreError {
+        .storage(StorageFailure(database: database, code: code,
+                                message: "\(message); the database was altered or is damaged"))
     }
 }

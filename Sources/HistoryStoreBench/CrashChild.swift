@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HistoryStore
+import HistorySQLite
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HistoryStore
+import HistorySQLite
 import ToolSupport
 
 /// The store's benchmark: flat page cost and group commit, on a real file

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import HistoryPostgres
 import HistoryStore
+import HistorySQLite
 import ToolSupport
 
 /// Group-committed appends through `PostgresWriter`, on a database the

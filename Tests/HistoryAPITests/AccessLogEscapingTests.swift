@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import HTTPCore
 import HistoryStore
+import HistorySQLite
 import Synchronization
 import Testing
 @testable import HistoryAPI

@@ -52,13 +52,13 @@ struct ErrorCodeTests {
     @Test func storeErrorsKeepTheirCodes() throws {
         let id = try #require(ConversationID("c"))
         #expect(APIError(StoreError.conversationNotFound(id)).code == .conversationNotFound)
-        #expect(APIError(StoreError.invalid(field: "reply_to", reason: "must be positive")).code == .invalidReplyTo)
-        #expect(APIError(StoreError.invalid(field: "readerCount", reason: "must be at least 1")).code == .internalError)
+        #expect(APIError(StoreError.invalid(field: .replyTo, reason: "must be positive")).code == .invalidReplyTo)
+        #expect(APIError(StoreError.invalidSetting("readerCount", reason: "must be at least 1")).code == .internalError)
         #expect(APIError(StoreError.replyTargetNotFound(messageID: 3)).status == .unprocessableContent)
         #expect(APIError(StoreError.closed).code == .shuttingDown)
         let member = try #require(UserID("ana"))
         #expect(APIError(StoreError.memberNotFound(id, member)).code == .memberNotFound)
         #expect(APIError(StoreError.memberNotFound(id, member)).status == .notFound)
-        #expect(APIError(StoreError.invalid(field: "cursor", reason: "is not a cursor")).code == .invalidCursor)
+        #expect(APIError(StoreError.invalid(field: .cursor, reason: "is not a cursor")).code == .invalidCursor)
     }
 }

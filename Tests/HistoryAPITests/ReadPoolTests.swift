@@ -4,6 +4,7 @@ import Glibc
 import HTTPCore
 import HistoryAPI
 import HistoryStore
+import HistorySQLite
 import HistoryTestSupport
 import Synchronization
 import Testing

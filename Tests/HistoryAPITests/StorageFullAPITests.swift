@@ -4,6 +4,7 @@ import HistoryAPI
 import HistoryTestSupport
 import Testing
 @testable import HistoryStore
+@testable import HistorySQLite
 
 /// A full disk is the operator's problem, not a bug: writes are answered 507
 /// `insufficient_storage` (nothing stored), reads keep working, and writes

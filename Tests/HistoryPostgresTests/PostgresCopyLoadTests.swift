@@ -1,5 +1,6 @@
 import HistoryPostgres
 import HistoryStore
+import HistorySQLite
 import HistoryTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Dispatch
 import HistoryPostgres
 import HistoryStore
+import HistorySQLite
 import HistoryTestSupport
 import Synchronization
 import Testing

@@ -1,5 +1,6 @@
 import HistoryPostgres
 import HistoryStore
+import HistorySQLite
 
 /// Rows written with plain SQL following migrations/postgres, the way the
 /// writer keeps them (counters, versions, activity in one go), so the read

@@ -1,6 +1,7 @@
 import CSQLite
 import HistoryPostgres
 import HistoryStore
+import HistorySQLite
 import HistoryTestSupport
 import Testing
 

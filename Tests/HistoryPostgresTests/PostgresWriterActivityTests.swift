@@ -262,6 +262,6 @@ private func inboxActivities(_ commits: some Sequence<PostgresCommit>) -> [Int64
 /// "impossible" for the activity counter's `.impossibleStoredValue`, else
 /// the error's description.
 private func describe(_ error: StoreError) -> String {
-    if case .storage(_, let message) = error, message.hasPrefix("the activity counter is at ") { return "impossible" }
+    if case .storage(let failure) = error, failure.message.hasPrefix("the activity counter is at ") { return "impossible" }
     return "\(error)"
 }

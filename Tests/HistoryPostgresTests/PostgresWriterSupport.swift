@@ -1,6 +1,7 @@
 import Foundation
 import HistoryPostgres
 import HistoryStore
+import HistorySQLite
 import HistoryTestSupport
 import Synchronization
 

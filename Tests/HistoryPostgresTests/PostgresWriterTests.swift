@@ -50,7 +50,7 @@ extension PostgresTests {
                 #expect(try rows.counters("c") == [2, first.id, reply.id, 2, try rows.activity()])
                 #expect(try rows.int64s("SELECT version FROM messages ORDER BY id") == [1, 2])
                 #expect(try rows.int64("SELECT client_fingerprint FROM messages WHERE id = $1", [.int64(first.id)])
-                    == StoredRows.clientFingerprint(sender: "ana", body: "one"))
+                    == ClientFingerprint.of(sender: "ana", body: "one"))
             }
         }
 

@@ -1,4 +1,5 @@
 import HistoryAPI
+import HistorySQLite
 import HistoryStore
 import Testing
 @testable import HistoryServer

@@ -3,6 +3,7 @@ import Foundation
 import HistoryTestSupport
 import Testing
 @testable import HistoryStore
+@testable import HistorySQLite
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,6 +2,7 @@ import HistoryTestSupport
 import Foundation
 import Testing
 @testable import HistoryStore
+@testable import HistorySQLite
 
 /// Deleting a message erases everything derived from its text, the
 /// `client_id` fingerprint included: a retry of a deleted message's

@@ -2,6 +2,7 @@ import Foundation
 import HistoryTestSupport
 import Testing
 @testable import HistoryStore
+@testable import HistorySQLite
 
 /// What a delete or an edit removes must be gone from the database file
 /// itself, not only from the answers: a tombstone that kept its text on

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import HistoryStore
+@testable import HistorySQLite
 
 /// The history is readable by the user the store runs as and nobody else:
 /// folders the store creates are 0700, the database and its `-wal` and
@@ -89,8 +90,8 @@ struct FileModeTests {
                 _ = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path + "/inner/history.sqlite"))
                 Issue.record("a store was opened below a file")
             } catch {
-                guard case .storage(_, let message)? = error as? StoreError else { Issue.record("wrong error \(error)"); return }
-                #expect(message.contains("cannot create the folder"), "\(message)")
+                guard case .storage(let failure)? = error as? StoreError else { Issue.record("wrong error \(error)"); return }
+                #expect(failure.message.contains("cannot create the folder"), "\(failure)")
             }
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import HistoryTestSupport
 import Testing
 @testable import HistoryStore
+@testable import HistorySQLite
 
 /// docs/API.md "Guarantees the tests must prove", 1 and 2, under real concurrency.
 @Suite("Guarantees", .postgresCluster)

@@ -3,6 +3,7 @@ import CSQLite
 import Foundation
 import Testing
 @testable import HistoryStore
+@testable import HistorySQLite
 
 /// A database file may be swapped or edited by someone else. What it holds
 /// must never run code on the writer, and values no operation of the store
@@ -170,10 +171,10 @@ struct HostileFileTests {
                 ("bulk", failure { try reopened.bulkAppend([NewMessage(sender: "ana", body: "x")], to: cid("c")) }),
             ]
             for (operation, error) in failures {
-                guard case .storage(let code, let text)? = error else { Issue.record("\(operation): \(String(describing: error))"); continue }
-                #expect(code == SQLITE_CORRUPT, "\(operation)")
-                #expect(text.contains("version 9223372036854775807"), "\(operation): \(text)")
-                #expect(text.contains("altered"), "\(operation): \(text)")
+                guard case .storage(let failure)? = error else { Issue.record("\(operation): \(String(describing: error))"); continue }
+                #expect(failure.code == String(SQLITE_CORRUPT), "\(operation)")
+                #expect(failure.message.contains("version 9223372036854775807"), "\(operation): \(failure)")
+                #expect(failure.message.contains("altered"), "\(operation): \(failure)")
             }
             // Nothing was written, reads still answer, other conversations still take writes.
             #expect(try reopened.page(of: cid("c"), PageQuery()).messages.map(\.body) == ["message 0"])
@@ -194,9 +195,9 @@ struct HostileFileTests {
             defer { reopened.close() }
             for error in [await asyncFailure { try await reopened.append(NewMessage(sender: "ana", body: "x"), to: cid("c")) },
                           failure { try reopened.bulkAppend([NewMessage(sender: "ana", body: "x")], to: cid("c")) }] {
-                guard case .storage(let code, let text)? = error else { Issue.record("\(String(describing: error))"); continue }
-                #expect(code == SQLITE_CORRUPT)
-                #expect(text.contains("counts 9223372036854775807 messages"), "\(text)")
+                guard case .storage(let failure)? = error else { Issue.record("\(String(describing: error))"); continue }
+                #expect(failure.code == String(SQLITE_CORRUPT))
+                #expect(failure.message.contains("counts 9223372036854775807 messages"), "\(failure)")
             }
             #expect(try reopened.conversation(cid("c")).messageCount == Int64.max)
         }
@@ -233,9 +234,9 @@ struct HostileFileTests {
                 ("bulk", failure { try reopened.bulkAppend([NewMessage(sender: "ana", body: "x")], to: cid("c")) }),
             ]
             for (operation, error) in failures {
-                guard case .storage(let code, let text)? = error else { Issue.record("\(operation): \(String(describing: error))"); continue }
-                #expect(code == SQLITE_CORRUPT, "\(operation)")
-                #expect(text.contains("internal key \(seq)"), "\(operation): \(text)")
+                guard case .storage(let failure)? = error else { Issue.record("\(operation): \(String(describing: error))"); continue }
+                #expect(failure.code == String(SQLITE_CORRUPT), "\(operation)")
+                #expect(failure.message.contains("internal key \(seq)"), "\(operation): \(failure)")
             }
         }
     }

@@ -3,6 +3,7 @@ import Foundation
 import HistoryTestSupport
 import Testing
 @testable import HistoryStore
+@testable import HistorySQLite
 
 func uid(_ text: String) -> UserID {
     UserID(text)!
@@ -91,7 +92,7 @@ struct InboxTests {
                 Issue.record("a negative id was accepted")
             } catch let error as StoreError {
                 guard case .invalid(let field, _) = error else { Issue.record("\(error)"); return }
-                #expect(field == "last_read_id")
+                #expect(field == .lastReadID)
             }
         }
     }
@@ -169,7 +170,7 @@ struct InboxTests {
                     _ = try store.inbox(of: uid("ana"), InboxQuery(cursor: cursor))
                     Issue.record("cursor '\(cursor)' was accepted")
                 } catch let error as StoreError {
-                    #expect(error == .invalid(field: "cursor", reason: "must be a next_cursor of an earlier page"), "\(cursor)")
+                    #expect(error == .invalid(field: .cursor, reason: "must be a next_cursor of an earlier page"), "\(cursor)")
                 }
             }
             #expect(InboxCursor(encoded: InboxCursor.message(newestID: 42).encoded) == .message(newestID: 42))

@@ -1,6 +1,7 @@
 import HistoryTestSupport
 import Testing
 @testable import HistoryStore
+@testable import HistorySQLite
 
 @Suite("Members", .postgresCluster)
 struct MembersTests {
@@ -174,7 +175,7 @@ struct MembersTests {
                     try store.members(of: cid("room"), after: nil, limit: limit)
                 }
                 guard case .invalid(let field, _)? = error else { Issue.record("wrong error \(String(describing: error))"); continue }
-                #expect(field == "limit")
+                #expect(field == .limit)
             }
             #expect(try store.members(of: cid("room"), after: nil, limit: 1000).members.isEmpty)
         }

@@ -3,6 +3,7 @@ import Foundation
 import HistoryTestSupport
 import Testing
 @testable import HistoryStore
+@testable import HistorySQLite
 
 /// Migration 0002 keys messages by one integer, `place` = seq << 36 | id
 /// (`MessagePlace`). These tests hold what that layout must keep: data from
@@ -21,7 +22,7 @@ struct MessageLayoutTests {
                 VALUES (1, 'a', 'A', 1000, 3, 1, 5, 5), (2, 'b', NULL, 2000, 2, 2, 4, 2);
                 INSERT INTO messages (conversation_seq, id, sender, body, created_at, edited_at, deleted, reply_to,
                                       client_id, client_fingerprint, created_version, version)
-                VALUES (1, 1, 'ana', 'one', 1001, 1500, 0, NULL, 'k1', \(StoredRows.clientFingerprint(sender: "ana", body: "first")), 1, 5),
+                VALUES (1, 1, 'ana', 'one', 1001, 1500, 0, NULL, 'k1', \(ClientFingerprint.of(sender: "ana", body: "first")), 1, 5),
                        (1, 3, 'bo', '', 1003, NULL, 1, 1, NULL, NULL, 2, 4),
                        (1, 5, 'ana', 'five', 1005, NULL, 0, NULL, NULL, NULL, 3, 3),
                        (2, 2, 'cy', 'two', 2002, NULL, 0, NULL, NULL, NULL, 1, 1),

@@ -2,6 +2,7 @@ import Foundation
 import HistoryTestSupport
 import Testing
 @testable import HistoryStore
+@testable import HistorySQLite
 
 @Suite("Migrations")
 struct MigratorTests {

@@ -2,6 +2,7 @@ import Foundation
 import HistoryTestSupport
 import Testing
 @testable import HistoryStore
+@testable import HistorySQLite
 
 /// The readers' VFS only adds a prefetch to the memory map's `xFetch`:
 /// readers use it unless told not to, and what they read through it is

@@ -2,6 +2,7 @@ import CSQLite
 import HistoryTestSupport
 import Testing
 @testable import HistoryStore
+@testable import HistorySQLite
 
 /// What the store does when SQLite itself fails a write: here the file may
 /// not grow (`max_page_count`), as on a full disk. The failing append must be
@@ -34,11 +35,11 @@ struct StorageFailureTests {
                     break
                 }
             }
-            guard case .storage(let code, _)? = failure else {
+            guard case .storage(let storage)? = failure else {
                 Issue.record("expected a storage failure, got \(String(describing: failure))")
                 return
             }
-            #expect(code & 0xFF == SQLITE_FULL)
+            #expect(storage.isFull && Int32(storage.code)! & 0xFF == SQLITE_FULL)
 
             // Nothing half-written: the counters and the rows agree with the answers.
             let conversation = try store.conversation(cid("c"))

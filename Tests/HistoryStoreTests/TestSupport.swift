@@ -3,6 +3,7 @@ import Foundation
 import HistoryTestSupport
 import Testing
 @testable import HistoryStore
+@testable import HistorySQLite
 
 func cid(_ text: String) -> ConversationID {
     ConversationID(text)!

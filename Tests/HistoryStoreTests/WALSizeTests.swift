@@ -2,6 +2,7 @@ import Foundation
 import HistoryTestSupport
 import Testing
 @testable import HistoryStore
+@testable import HistorySQLite
 
 /// A long read during a burst of appends holds checkpoints back, so the WAL
 /// file grows; once the read ends and SQLite starts the WAL over, the file

@@ -1,4 +1,5 @@
 import HistoryStore
+import HistorySQLite
 
 /// Runs `body` with a store on a real SQLite file in a new temporary folder;
 /// the store is closed and the folder removed whatever `body` does.

@@ -1,6 +1,7 @@
 import Foundation
 import HistoryPostgres
 import HistoryStore
+import HistorySQLite
 import Testing
 
 /// Which `HistoryStore` a conformance test runs on: the same test, the same

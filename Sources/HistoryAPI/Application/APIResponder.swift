@@ -1,5 +1,6 @@
 import HTTPCore
 import HistoryStore
+import HistorySQLite
 
 /// API v1 as the HTTP server sees it: the responder every request goes to,
 /// and the observer every answer is reported to (metrics, access log).

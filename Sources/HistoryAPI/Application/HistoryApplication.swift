@@ -2,6 +2,7 @@ import Dispatch
 import HTTPCore
 import HistoryPostgres
 import HistoryStore
+import HistorySQLite
 
 /// The whole server, wired: store, API, HTTP server, metrics and logs.
 ///

@@ -1,5 +1,6 @@
 import HTTPCore
 import HistoryStore
+import HistorySQLite
 
 /// Everything a `HistoryApplication` is built from, each setting with its default.
 ///

@@ -113,13 +113,10 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
         case .versionAhead(let requested, let current):
             self = APIError(.invalidVersion, "since (\(requested)) is greater than the conversation's version (\(current))")
         case .invalid(let field, let reason):
-            // A field the contract does not name is a setting of the store
-            // itself (its reader count...): our bug, not the client's.
-            guard let field = InputField(rawValue: field) else {
-                self = APIError(.internalError, "the store failed; the request was not applied")
-                return
-            }
             self = APIError(invalid: field, "\(field.name) \(reason)")
+        case .invalidSetting:
+            // A setting of the store itself (its reader count...): our bug, not the client's.
+            self = APIError(.internalError, "the store failed; the request was not applied")
         case .storage where error.isStorageFull, .idSpaceExhausted:
             // RFC 4918 §11.5: the server cannot store what the request needs.
             // Not a bug of ours nor of the client's: retry once there is room

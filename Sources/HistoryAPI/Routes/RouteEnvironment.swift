@@ -79,8 +79,10 @@ struct RouteEnvironment: Sendable {
     /// The HTTP answer to a store failure; storage details go to the log only.
     func apiError(_ error: StoreError, request: APIRequest) -> APIError {
         switch error {
-        case .storage(let code, let message):
-            logger.error("storage failure on \(request.http.method) \(request.http.target): \(message) (code \(code))")
+        case .storage(let failure):
+            logger.error("storage failure on \(request.http.method) \(request.http.target): \(failure)")
+        case .invalidSetting(let name, let reason):
+            logger.error("store misused on \(request.http.method) \(request.http.target): \(name) \(reason)")
         case .migration(let reason):
             logger.error("schema problem: \(reason)")
         case .unavailable(let message):

@@ -1,5 +1,6 @@
 import HistoryPostgres
 import HistoryStore
+import HistorySQLite
 
 /// Where `DirectSeeder` puts a conversation's messages, chunk by chunk:
 /// `begin` with the conversation's size, `append` each chunk (the ids it
@@ -25,7 +26,7 @@ final class BulkMessageLoader: DirectMessageLoader {
 
     func append(_ messages: [NewMessage]) throws(StoreError) -> ClosedRange<Int64> {
         guard let conversation, let ids = try store.bulkAppend(messages, to: conversation) else {
-            throw .invalid(field: "messages", reason: "an empty chunk")
+            throw .invalidSetting("messages", reason: "an empty chunk")
         }
         return ids
     }
@@ -50,7 +51,7 @@ final class CopyMessageLoader: DirectMessageLoader {
     }
 
     func append(_ messages: [NewMessage]) throws(StoreError) -> ClosedRange<Int64> {
-        guard !messages.isEmpty else { throw .invalid(field: "messages", reason: "an empty chunk") }
+        guard !messages.isEmpty else { throw .invalidSetting("messages", reason: "an empty chunk") }
         try copy.add(messages)
         let ids = next...(next + Int64(messages.count) - 1)
         next = ids.upperBound + 1

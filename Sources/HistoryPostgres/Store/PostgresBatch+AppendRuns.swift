@@ -43,7 +43,7 @@ extension PostgresBatch {
             // Known only for conversations prefetched and unchanged since;
             // a client_id this batch used already goes the one-by-one way.
             guard let stored = storedClientIDs[seq], appendedClientIDs[seq]?.contains(clientID) != true else { return nil }
-            let posted = StoredRows.clientFingerprint(sender: new.sender, body: new.body)
+            let posted = ClientFingerprint.of(sender: new.sender, body: new.body)
             if let earlier = stored[clientID] {
                 // As `append`: a tombstone answers every retry the same.
                 guard earlier.message.deleted || earlier.fingerprint == posted else {

@@ -28,7 +28,7 @@ extension PostgresBatch {
         if let refusal = try refusal(access, seq: seq, in: conversation) { return .failure(refusal) }
         guard var changed = counters[seq] else { return .failure(Self.vanished(conversation)) }
         if let error = changed.advanceVersion() ?? changed.checkRoomForAppend() { return .failure(error) }
-        let fingerprint = new.clientID.map { _ in StoredRows.clientFingerprint(sender: new.sender, body: new.body) }
+        let fingerprint = new.clientID.map { _ in ClientFingerprint.of(sender: new.sender, body: new.body) }
         let createdAt = Timestamp.now()
         let result = try connection.execute(connection.cachedStatement(sql: Self.appendSQL), [
             .int64(seq), .storedText(new.sender), .storedText(new.body), .int64(createdAt.millisecondsSinceEpoch),

@@ -95,7 +95,7 @@ struct PostgresBulkLoad {
                 .text(PostgresArrayLiteral.int64s(chunk.map(\.replyTo))),
                 .storedTexts(chunk.map(\.clientID)),
                 .text(PostgresArrayLiteral.int64s(chunk.map { new in
-                    new.clientID == nil ? nil : StoredRows.clientFingerprint(sender: new.sender, body: new.body)
+                    new.clientID == nil ? nil : ClientFingerprint.of(sender: new.sender, body: new.body)
                 })),
                 .text(PostgresArrayLiteral.int64s(range.map { before + Int64($0) + 1 })),
             ])

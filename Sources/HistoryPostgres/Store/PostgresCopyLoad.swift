@@ -106,7 +106,7 @@ package final class PostgresCopyLoad {
             rows.append(createdAt)
             rows.append(message.replyTo)
             rows.appendBytes(message.clientID)
-            rows.append(message.clientID.map { _ in StoredRows.clientFingerprint(sender: message.sender, body: message.body) })
+            rows.append(message.clientID.map { _ in ClientFingerprint.of(sender: message.sender, body: message.body) })
             rows.append(version)
             rows.append(version)
             rows.endRow()

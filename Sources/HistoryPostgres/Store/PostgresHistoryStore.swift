@@ -89,10 +89,10 @@ final class PostgresBackend: StoreEngine {
 
     init(configuration: PostgresStoreConfiguration, migrations: [PostgresMigration]) throws(StoreError) {
         guard configuration.readerCount >= 1 else {
-            throw .invalid(field: "readerCount", reason: "must be at least 1")
+            throw .invalidSetting("readerCount", reason: "must be at least 1")
         }
         guard configuration.maximumBatchSize >= 1 else {
-            throw .invalid(field: "maximumBatchSize", reason: "must be at least 1")
+            throw .invalidSetting("maximumBatchSize", reason: "must be at least 1")
         }
         let migrator: PostgresMigrator
         do {

@@ -137,7 +137,7 @@ extension PostgresReads {
         try snapshot { () throws(StoreError) -> InboxPage in
             let counted = try run(InboxSQL.activityAndMembershipCount, [.text(user.rawValue), .int64(Int64(Self.smallInbox + 1))])
             guard counted.rowCount == 1, !counted.isNull(0, 0) else {
-                throw .storage(code: 1, message: "the activity counter's row is missing")
+                throw StoreError.storageFailure("the activity counter's row is missing")
             }
             let activity = counted.int64(0, 0)
             let found: [InboxPlace]
@@ -294,7 +294,7 @@ extension PostgresReads {
 
     package func currentActivity() throws(StoreError) -> Int64 {
         let result = try run(InboxSQL.activity, [])
-        guard result.rowCount == 1 else { throw .storage(code: 1, message: "the activity counter's row is missing") }
+        guard result.rowCount == 1 else { throw StoreError.storageFailure("the activity counter's row is missing") }
         return result.int64(0, 0)
     }
 

@@ -8,17 +8,33 @@ extension StoreError {
     /// connection lost, all connections taken) is `.unavailable`, which
     /// clients read as 503 `store_unavailable` and retry; a full disk is
     /// storage-full (507), as with SQLite; anything else is a failure of
-    /// ours, `.storage` (500, details to the log only), coded as SQLite's
-    /// generic error since that case carries SQLite's codes.
+    /// ours, `.storage` (500, details to the log only) with its SQLSTATE.
     package init(postgres error: PostgresError) {
         switch error.kind {
         case .connectionFailed, .connectionLost, .serverUnavailable, .tooManyConnections, .readOnly:
             self = .unavailable(reason: error.message)
-        case .diskFull:
-            self = .storage(code: 13 /* SQLITE_FULL */, message: error.description)
         default:
-            self = .storage(code: 1 /* SQLITE_ERROR */, message: error.description)
+            self = .storage(postgres: error)
         }
+    }
+
+    /// A failure PostgreSQL reported, with its SQLSTATE; a full disk keeps
+    /// its meaning (`isStorageFull`).
+    static func storage(postgres error: PostgresError) -> StoreError {
+        .storage(StorageFailure(database: "PostgreSQL", code: error.sqlState ?? "", message: error.description,
+                                isFull: error.isStorageFull))
+    }
+
+    /// A failure of this store's own making on PostgreSQL (a row it keeps
+    /// is missing), or, with `full`, the disk (507 over HTTP).
+    static func storageFailure(_ message: String, full: Bool = false) -> StoreError {
+        .storage(StorageFailure(database: "PostgreSQL", code: full ? "53100" : "XX000", message: message, isFull: full))
+    }
+
+    /// A value no operation of this store can write: PostgreSQL's SQLSTATE
+    /// for damaged data, `XX001`.
+    static func impossibleStoredValue(_ message: String) -> StoreError {
+        .impossibleStoredValue(message, database: "PostgreSQL", code: "XX001")
     }
 
     /// The migrator's failures at start: a refused schema is `.migration`,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import HistoryAPI
 import HistoryStore
+import HistorySQLite
 
 /// The flags of `history-server`, each also read from an environment variable:
 /// a deployment sets the environment, a person at a terminal overrides it.

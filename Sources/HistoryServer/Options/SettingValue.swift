@@ -1,6 +1,7 @@
 import ArgumentParser
 import HistoryAPI
 import HistoryStore
+import HistorySQLite
 
 /// How each kind of setting is read from text: one function per kind, used
 /// for a flag (as its `transform:`) and for its environment variable alike,

@@ -61,6 +61,6 @@ public struct IntegerRule: Sendable {
 extension StoreError {
     /// How the store reports a broken rule to a caller that did not check first.
     public init(_ violation: RuleViolation) {
-        self = .invalid(field: violation.field.name, reason: violation.reason)
+        self = .invalid(field: violation.field, reason: violation.reason)
     }
 }

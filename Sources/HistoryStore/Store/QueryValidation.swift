@@ -20,12 +20,12 @@ extension InboxQuery {
         }
     }
 
-    /// The cursor as the store reads it; `.invalid(field: "cursor", ...)`
+    /// The cursor as the store reads it; `.invalid(field: .cursor, ...)`
     /// for a string the store did not write.
     package func decodedCursor() throws(StoreError) -> InboxCursor? {
         guard let cursor else { return nil }
         guard let decoded = InboxCursor(encoded: cursor) else {
-            throw .invalid(field: InputField.cursor.name, reason: "must be a next_cursor of an earlier page")
+            throw .invalid(field: .cursor, reason: "must be a next_cursor of an earlier page")
         }
         return decoded
     }

@@ -54,7 +54,7 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
     public func members(of conversation: ConversationID, after: UserID?, limit: Int,
                         access: AccessCheck) throws(StoreError) -> MemberPage {
         guard MemberPage.limitRange.contains(limit) else {
-            throw .invalid(field: "limit", reason: "must be an integer from \(MemberPage.limitRange.lowerBound) to \(MemberPage.limitRange.upperBound)")
+            throw .invalid(field: .limit, reason: "must be an integer from \(MemberPage.limitRange.lowerBound) to \(MemberPage.limitRange.upperBound)")
         }
         return try read { reads throws(StoreError) in
             try reads.members(of: conversation, after: after, limit: limit, access: access)

@@ -7,12 +7,12 @@
 /// nothing needs to (a client can only collide with its own `client_id`).
 ///
 /// Related documentation: <http://www.isthe.com/chongo/tech/comp/fnv/>
-struct FNV1a64 {
-    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+package struct FNV1a64 {
+    package private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
 
-    init() {}
+    package init() {}
 
-    mutating func combine<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
+    package mutating func combine<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
         var hash = value
         for byte in bytes {
             hash ^= UInt64(byte)
@@ -21,14 +21,14 @@ struct FNV1a64 {
         value = hash
     }
 
-    static func hash<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt64 {
+    package static func hash<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt64 {
         var hasher = FNV1a64()
         hasher.combine(bytes)
         return hasher.value
     }
 
     /// 16 lowercase hex digits, zero-padded: the form stored in `schema_migrations`.
-    static func hex(_ value: UInt64) -> String {
+    package static func hex(_ value: UInt64) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(16)

@@ -2,7 +2,7 @@ extension Result {
     /// The error of a failed result: the batch checks whether a request's
     /// failure broke the whole transaction without switching over every
     /// result type.
-    var failure: Failure? {
+    package var failure: Failure? {
         if case .failure(let error) = self { return error }
         return nil
     }

@@ -4,8 +4,8 @@
 /// and the backslash become `\xHH`, and anything past `limit` bytes is cut
 /// and marked. Raw, such a name could carry a line break, a terminal
 /// control sequence or a right-to-left override into the operator's view.
-enum UntrustedText {
-    static func quoted(_ text: String, limit: Int = 64) -> String {
+package enum UntrustedText {
+    package static func quoted(_ text: String, limit: Int = 64) -> String {
         var result = ""
         for byte in text.utf8.prefix(limit) {
             if byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") {

@@ -3,6 +3,7 @@ import Foundation
 import HistoryAPI
 import HistoryClient
 import HistoryStore
+import HistorySQLite
 import HistoryTestSupport
 
 /// A history server in tokens mode on 127.0.0.1 (an HS256 secret file in a

@@ -1,0 +1,110 @@
+import HistoryStore
+import Foundation
+
+/// Brings a database's schema up to the code's: applies the missing
+/// migrations in order, each in its own `BEGIN IMMEDIATE` transaction
+/// together with its `schema_migrations` record, so a migration is either
+/// applied and recorded or neither.
+///
+/// It refuses, with `StoreError.migration` and before applying anything:
+/// a migration list with gaps or duplicate versions; a database that records
+/// a version this code does not know (it was written by newer code); a
+/// database whose applied versions are not 1...k (a hole); and a database
+/// that recorded a different checksum for a migration (the file changed after
+/// it shipped); and a database whose schema holds anything else than what
+/// its recorded migrations create (`SchemaCheck`).
+///
+/// ```swift
+/// let applied = try Migrator(migrations: Migration.bundled()).migrate(connection)
+/// ```
+struct Migrator {
+    let migrations: [Migration]
+
+    /// Validates the list: versions must be exactly 1, 2, ..., n.
+    init(migrations: [Migration]) throws(StoreError) {
+        let sorted = migrations.sorted { $0.version < $1.version }
+        for (offset, migration) in sorted.enumerated() where migration.version != offset + 1 {
+            if offset > 0, sorted[offset - 1].version == migration.version {
+                throw .migration(reason: "two migration files have version \(migration.version)")
+            }
+            throw .migration(reason: "migration versions must be 1, 2, 3, ... without gaps; "
+                + "expected \(offset + 1), found \(migration.label)")
+        }
+        self.migrations = sorted
+    }
+
+    static let createTableSQL = """
+        CREATE TABLE IF NOT EXISTS schema_migrations (
+            version    INTEGER PRIMARY KEY,
+            name       TEXT    NOT NULL,
+            checksum   TEXT    NOT NULL,
+            applied_at INTEGER NOT NULL
+        )
+        """
+
+    /// Applies what is missing; returns the versions applied now (empty when
+    /// the schema was already current). Before applying anything, the
+    /// file's schema must be exactly what its recorded migrations create
+    /// (`SchemaCheck`); `checkingSchema` is false only for the empty
+    /// in-memory database that check builds as its reference.
+    @discardableResult
+    func migrate(_ connection: Connection, checkingSchema: Bool = true) throws(StoreError) -> [Int] {
+        let applied = try checkApplied(connection)
+        if checkingSchema {
+            try SchemaCheck(applied: migrations.prefix(applied)).verify(connection)
+        }
+        var appliedNow: [Int] = []
+        for migration in migrations where migration.version > applied {
+            try apply(migration, to: connection)
+            appliedNow.append(migration.version)
+        }
+        return appliedNow
+    }
+
+    /// Creates the bookkeeping table and checks what the database recorded;
+    /// returns the highest applied version (0 for a new database).
+    private func checkApplied(_ connection: Connection) throws(StoreError) -> Int {
+        try connection.transaction(.immediate, mapError: StoreError.init) { () throws(StoreError) -> Int in
+            try sqlite { () throws(SQLiteError) in try connection.execute(sql: Self.createTableSQL) }
+            let recorded = try sqlite { () throws(SQLiteError) in
+                try connection.makeStatement(sql: "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
+                    .rows { row in (version: Int(row.int64(0)), name: row.string(1), checksum: row.string(2)) }
+            }
+            let known = migrations.last?.version ?? 0
+            if let newest = recorded.last, newest.version > known {
+                throw .migration(reason: "the database has schema version \(newest.version) (\(UntrustedText.quoted(newest.name))), "
+                    + "newer than this build knows (\(known)); refusing to open it with older code")
+            }
+            for (offset, record) in recorded.enumerated() {
+                guard record.version == offset + 1 else {
+                    throw .migration(reason: "the database's applied migrations have a hole before "
+                        + "version \(record.version); refusing to guess what happened")
+                }
+                let migration = migrations[offset]
+                guard migration.checksum == record.checksum else {
+                    throw .migration(reason: "migration \(migration.label) changed after it was applied "
+                        + "(recorded checksum \(UntrustedText.quoted(record.checksum)), file has \(migration.checksum)); "
+                        + "shipped migrations must never be edited: add a new one instead")
+                }
+            }
+            return recorded.count
+        }
+    }
+
+    private func apply(_ migration: Migration, to connection: Connection) throws(StoreError) {
+        let mapError = { (error: SQLiteError) in
+            StoreError.migration(reason: "migration \(migration.label) failed and was rolled back: \(error.message)")
+        }
+        try connection.transaction(.immediate, mapError: mapError) { () throws(StoreError) in
+            do throws(SQLiteError) {
+                try connection.execute(sql: migration.sql)
+                let appliedAt = Timestamp.now().millisecondsSinceEpoch
+                try connection.makeStatement(sql: """
+                    INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)
+                    """).execute(migration.version, migration.name, migration.checksum, appliedAt)
+            } catch {
+                throw mapError(error)
+            }
+        }
+    }
+}

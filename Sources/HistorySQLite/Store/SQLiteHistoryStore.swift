@@ -1,0 +1,237 @@
+import HistoryStore
+import CSQLite
+import Foundation
+import Synchronization
+
+/// The `HistoryStore` on one SQLite file (`StoreFront` over `SQLiteBackend`): a group-committing writer, a pool
+/// of readers over WAL, and parked waits woken by commits.
+///
+/// Opening creates the folder and the file when missing, readable by their
+/// owner only (`PrivateFiles`), switches to WAL, sets durability, applies
+/// the missing migrations (refusing a newer or tampered schema, and a schema
+/// with anything the migrations did not create) and opens the readers.
+///
+/// ```swift
+/// let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: "data/history.sqlite"))
+/// let general = try await store.createConversation(id: ConversationID("general"))
+/// let outcome = try await store.append(NewMessage(sender: "ana", body: "hi"), to: general.id)
+/// let page = try store.page(of: general.id, PageQuery())
+/// store.close()
+/// ```
+///
+/// Related SQLite documentation: <https://www.sqlite.org/wal.html>
+public final class SQLiteHistoryStore: StoreFront, @unchecked Sendable {
+    private let backendOnFile: SQLiteBackend
+
+    /// Opens (creating when missing) the store at `configuration.path` with
+    /// the migrations embedded from `migrations/`.
+    /// - Throws: `.migration` for a newer or tampered schema or one holding
+    ///   objects no migration creates, `.storage` when
+    ///   SQLite cannot open or configure the file, `.invalid` for a bad setting.
+    public convenience init(configuration: StoreConfiguration) throws(StoreError) {
+        try self.init(configuration: configuration, migrations: Migration.bundled())
+    }
+
+    /// Opens with an explicit migration list (tests of the migrator).
+    init(configuration: StoreConfiguration, migrations: [Migration]) throws(StoreError) {
+        backendOnFile = try SQLiteBackend(configuration: configuration, migrations: migrations)
+        super.init(backend: backendOnFile)
+    }
+}
+
+/// SQLite's primitives for `StoreFront`: a group-committing writer, a pool
+/// of readers over WAL, and the wait tables its commits publish to.
+final class SQLiteBackend: StoreEngine {
+    let configuration: StoreConfiguration
+    let writer: Writer
+    private let readers: ReaderPool
+    private let batcher: AppendBatcher
+    let waiters: VersionWaiters
+    let inboxWaiters: InboxWaiters
+    private let seqCache = ConversationSeqCache()
+    private let largeInboxes = LargeInboxes()
+
+    /// Opens with an explicit migration list (tests of the migrator).
+    init(configuration: StoreConfiguration, migrations: [Migration]) throws(StoreError) {
+        guard configuration.readerCount >= 1 else {
+            throw .invalidSetting("readerCount", reason: "must be at least 1")
+        }
+        guard configuration.maximumBatchSize >= 1 else {
+            throw .invalidSetting("maximumBatchSize", reason: "must be at least 1")
+        }
+        guard configuration.walSizeLimitBytes >= 0 else {
+            throw .invalidSetting("walSizeLimitBytes", reason: "must be at least 0")
+        }
+        let migrator = try Migrator(migrations: migrations)
+        let madePrivate = try PrivateFiles.prepare(databasePath: configuration.path)
+        for line in madePrivate { configuration.onWarning?(line) }
+
+        let connection = try sqlite { () throws(SQLiteError) in try Connection(path: configuration.path) }
+        try sqlite { () throws(SQLiteError) in
+            try connection.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds)
+            // Page size can only change before the first table exists, and
+            // not at all in WAL mode: set it for a new file, before WAL.
+            // 8 KiB rather than 4 KiB: 4 KiB pages made appends cheaper (each
+            // commit writes half the bytes per touched page) but deep pages
+            // dearer (a page of 50 messages spans more leaves), and reading
+            // pages is what this store is for (docs/performance.md, "Page
+            // size: 8 KiB").
+            if try connection.scalarInt64(sql: "PRAGMA page_count") == 0 {
+                try connection.execute(sql: "PRAGMA page_size = 8192")
+            }
+            let mode = try connection.scalarText(sql: "PRAGMA journal_mode = WAL")
+            guard mode?.lowercased() == "wal" else {
+                throw SQLiteError(code: SQLITE_ERROR, message: "cannot use WAL (journal_mode stays \(mode ?? "unknown"))")
+            }
+            // In WAL mode FULL syncs the WAL at every commit: an answered
+            // write survives power loss. NORMAL syncs only at checkpoints.
+            let synchronous = configuration.durability == .full ? "FULL" : "NORMAL"
+            try connection.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            try connection.execute(sql: "PRAGMA journal_size_limit = \(configuration.walSizeLimitBytes)")
+            try connection.execute(sql: "PRAGMA foreign_keys = ON")
+            // A deleted or edited message's old text is overwritten with
+            // zeros where it lay instead of left in free space: a tombstone
+            // erases the content from the file (at the next checkpoint),
+            // whatever default the SQLite build has (Debian's is on, others'
+            // off).
+            try connection.execute(sql: "PRAGMA secure_delete = ON")
+        }
+        try migrator.migrate(connection)
+        let writer = try Writer(connection: connection)
+
+        var readerConnections: [Connection] = []
+        for _ in 0..<configuration.readerCount {
+            readerConnections.append(try Self.openReader(configuration))
+        }
+        self.configuration = configuration
+        self.writer = writer
+        self.readers = ReaderPool(connections: readerConnections)
+        self.waiters = VersionWaiters()
+        // Every commit that changes an inbox publishes its activity to the
+        // inbox waits once readers see it (`AppendBatcher`, `bulkAppend`):
+        // waits parked at the last published activity need not look first.
+        self.inboxWaiters = InboxWaiters(publishedActivity: writer.activity)
+        self.batcher = AppendBatcher(writer: writer, waiters: waiters, inboxWaiters: inboxWaiters,
+                                     maximumBatchSize: configuration.maximumBatchSize,
+                                     onBatchCommitted: configuration.onBatchCommitted)
+    }
+
+    /// How much of the file each reader maps (see `openReader`).
+    static let readerMemoryMapBytes = 1 << 30
+
+    static func openReader(_ configuration: StoreConfiguration) throws(StoreError) -> Connection {
+        try sqlite { () throws(SQLiteError) in
+            let reader = try Connection(path: configuration.path,
+                                        vfs: configuration.prefetchesPages ? PrefetchingVFS.name : nil)
+            try reader.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds)
+            // Readers never write: refuse it, so a bug cannot bypass the writer.
+            try reader.execute(sql: "PRAGMA query_only = 1")
+            // Reads of the main file through a memory map: a page that is in
+            // the OS cache but not in this connection's small page cache costs
+            // a page-table lookup instead of a pread and an 8 KiB copy, so a
+            // deep page costs close to what the (always cached) newest page
+            // costs (guarantee 4; what is left is CPU cache misses on a cold
+            // leaf, which `PrefetchingVFS` overlaps, not the TLB:
+            // docs/performance.md, "Readers through a memory map"). The map is address space,
+            // not memory; pages in the WAL are still read normally. SQLite
+            // caps it at its compile-time maximum (2 GiB on Debian's build).
+            try reader.execute(sql: "PRAGMA mmap_size = \(readerMemoryMapBytes)")
+            return reader
+        }
+    }
+
+    /// One read transaction on a pooled reader: a single snapshot.
+    func read<T>(_ body: (any SnapshotReads) throws(StoreError) -> T) throws(StoreError) -> T {
+        try readers.read { connection throws(StoreError) -> T in
+            try connection.transaction(.deferred, mapError: StoreError.init) { () throws(StoreError) -> T in
+                try body(StoreReads(connection: connection, seqCache: seqCache, largeInboxes: largeInboxes))
+            }
+        }
+    }
+
+    func submit(_ request: WriteRequest) {
+        batcher.submit(request)
+    }
+
+    /// A read of a conversation that need not exist: "not found" is an
+    /// answer, so it proves a read works without a probe table.
+    func ping() throws(StoreError) {
+        do {
+            _ = try read { reads throws(StoreError) in
+                try reads.conversation(ConversationID("healthz-probe")!, access: .admin)
+            }
+        } catch .conversationNotFound {
+            // The store answered.
+        }
+    }
+
+    func finishWrites() {
+        batcher.close()
+    }
+
+    func close() {
+        readers.close()
+        writer.close()
+    }
+
+    /// Runs `body` with one of the readers' connections, outside any transaction.
+    func withReader<T>(_ body: (Connection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try readers.read(body)
+    }
+}
+
+extension SQLiteHistoryStore {
+    public var configuration: StoreConfiguration { backendOnFile.configuration }
+
+
+    /// Opens with an explicit migration list (tests of the migrator).
+
+
+    // MARK: - Beyond the protocol
+
+    /// Appends many messages in one transaction, bypassing group commit: for
+    /// benchmarks and seeding (`history-load seed --direct`). Counters,
+    /// versions and ids stay exactly as if they had been appended one by one.
+    /// - Returns: the ids given (consecutive), or nil for an empty list.
+    /// - Throws: `.invalid` (nothing stored), `.conversationNotFound`,
+    ///   `.clientIDConflict` for a `client_id` used before or twice,
+    ///   `.replyTargetNotFound`, `.storage`, `.closed`.
+    @discardableResult
+    public func bulkAppend(_ messages: [NewMessage], to conversation: ConversationID) throws(StoreError) -> ClosedRange<Int64>? {
+        for message in messages { try MessageRules.validate(message) }
+        guard !closed else { throw .closed }
+        let result = Result { () throws(StoreError) in
+            try backendOnFile.writer.sync { () -> Result<(ids: ClosedRange<Int64>, seq: Int64, version: Int64, activity: Int64)?, StoreError> in
+                Result { () throws(StoreError) in try backendOnFile.writer.bulkAppend(messages, to: conversation) }
+            }.get()
+        }
+        guard let loaded = try result.get() else { return nil }
+        backendOnFile.waiters.publish(conversation: conversation, version: loaded.version, changed: ChangedMessageIDs(range: loaded.ids))
+        backendOnFile.inboxWaiters.publish(activity: loaded.activity, conversations: [loaded.seq], users: [])
+        return loaded.ids
+    }
+
+    /// Runs `body` with the writer's connection on the writer queue (tests
+    /// that force storage failures; nothing in the store calls it).
+    func withWriterConnection<T>(_ body: (Connection) -> T) -> T {
+        backendOnFile.writer.withConnection(body)
+    }
+
+    /// Runs `body` with one of the readers' connections (tests of how
+    /// every connection is configured; nothing in the store calls it).
+    func withReaderConnection<T>(_ body: (Connection) -> T) throws(StoreError) -> T {
+        guard !closed else { throw .closed }
+        return try backendOnFile.withReader { connection throws(StoreError) -> T in body(connection) }
+    }
+
+    /// `PRAGMA integrity_check`: `["ok"]` for a sound file, else SQLite's findings.
+    public func checkIntegrity() throws(StoreError) -> [String] {
+        guard !closed else { throw .closed }
+        return try backendOnFile.withReader { connection throws(StoreError) -> [String] in
+            try sqlite { () throws(SQLiteError) in
+                try connection.makeStatement(sql: "PRAGMA integrity_check").rows { $0.string(0) }
+            }
+        }
+    }
+
+}

@@ -1,0 +1,244 @@
+import HistoryStore
+/// Every read of the store, on one reader connection inside one read
+/// transaction, so the conversation row (version, oldest_id, newest_id) and
+/// the messages come from the same snapshot and the page flags are exact.
+///
+/// Keyset reads only: each page is a seek on `place` (the rowid of
+/// `messages`, see `MessagePlace`) plus a scan of at most `limit` rows,
+/// whatever the depth; never OFFSET.
+struct StoreReads: SnapshotReads {
+    let connection: Connection
+    let seqCache: ConversationSeqCache
+    let largeInboxes: LargeInboxes
+
+    // MARK: - Conversations and messages
+
+    /// The conversation row and its internal key, or `.conversationNotFound`.
+    func conversation(_ id: ConversationID) throws(StoreError) -> (seq: Int64, conversation: Conversation) {
+        let known = seqCache.seq(of: id)
+        let found = try sqlite { () throws(SQLiteError) in
+            if let seq = known {
+                return try connection.cachedStatement(sql: """
+                    SELECT \(StoredRows.conversationColumns) FROM conversations WHERE seq = ?
+                    """).firstRow(seq, map: StoredRows.conversation) ?? nil
+            }
+            return try connection.cachedStatement(sql: """
+                SELECT \(StoredRows.conversationColumns) FROM conversations WHERE id = ?
+                """).firstRow(id.rawValue, map: StoredRows.conversation) ?? nil
+        }
+        guard let found else { throw .conversationNotFound(id) }
+        _ = try MessagePlace.checkedSeq(found.seq, of: id)
+        // Only a new mapping is written: every reader writing the shared
+        // cache on every read would pass its lock and lines between cores.
+        if known == nil { seqCache.remember(id, seq: found.seq) }
+        return found
+    }
+
+    /// The conversation once `access` allows its caller, the role read in
+    /// this same transaction (a point lookup on the members' primary key).
+    func authorized(_ id: ConversationID, _ access: AccessCheck) throws(StoreError) -> (seq: Int64, conversation: Conversation) {
+        let found = try conversation(id)
+        if let user = access.user, let failure = access.failure(role: try role(of: user, seq: found.seq), in: id) {
+            throw failure
+        }
+        return found
+    }
+
+    func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation {
+        try authorized(id, access).conversation
+    }
+
+    func message(_ messageID: Int64, in id: ConversationID, access: AccessCheck) throws(StoreError) -> Message {
+        let seq = try authorized(id, access).seq
+        guard messageID >= 1 else { throw .messageNotFound(id, messageID: messageID) }
+        let found = try one(seq: seq, id: messageID, conversation: id)
+        guard !found.isEmpty else { throw .messageNotFound(id, messageID: messageID) }
+        return found.message(at: 0)
+    }
+
+    // MARK: - Pages
+
+    /// A page as docs/API.md "Pages" defines it; `query` was validated.
+    func page(of id: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page {
+        let (seq, conversation) = try authorized(id, access)
+        let limit = query.limit
+        switch query.cursor {
+        case .newest:
+            let rows = try newest(seq: seq, limit: limit, budget: query.byteBudget, conversation: id)
+            return Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+
+        case .before(let before):
+            var rows = try below(seq: seq, id: before, limit: limit, budget: query.byteBudget, conversation: id)
+            rows.reverse()
+            return Page(rows: rows, in: conversation, emptyHasOlder: false,
+                        emptyHasNewer: conversation.newestID.map { $0 >= before } ?? false)
+
+        case .after(let after):
+            if let window = query.window {
+                if try countAbove(seq: seq, id: after, atMost: window + 1) > window {
+                    let rows = try newest(seq: seq, limit: limit, budget: query.byteBudget, conversation: id)
+                    var result = Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+                    result.reset = true
+                    return result
+                }
+            }
+            let rows = try above(seq: seq, id: after, limit: limit, budget: query.byteBudget, conversation: id)
+            var result = Page(rows: rows, in: conversation,
+                              emptyHasOlder: conversation.oldestID.map { $0 <= after } ?? false,
+                              emptyHasNewer: false)
+            if query.window != nil { result.reset = false }
+            return result
+
+        case .between(let after, let before):
+            // Within (after, before): nothing is older than the first message
+            // above `after`; one extra row says whether more lie below `before`.
+            guard after < before else {
+                return Page(rows: MessageRows(conversationID: id), hasOlder: false, hasNewer: false,
+                            version: conversation.version)
+            }
+            var rows = try between(seq: seq, after: after, before: before, limit: limit + 1, conversation: id)
+            let hasNewer = rows.count > limit
+            if hasNewer { rows.removeLast() }
+            return Page(rows: rows, hasOlder: false, hasNewer: hasNewer, version: conversation.version)
+
+        case .around(let anchorID):
+            return try around(anchorID, seq: seq, limit: limit, conversation: conversation)
+        }
+    }
+
+    /// `floor(limit/2)` older messages, the anchor when it exists, newer ones
+    /// up to `limit`; when one side runs out, the other side fills the page.
+    private func around(_ anchorID: Int64, seq: Int64, limit: Int, conversation: Conversation) throws(StoreError) -> Page {
+        let id = conversation.id
+        let older = try below(seq: seq, id: anchorID, limit: limit, conversation: id)
+        let anchor = try one(seq: seq, id: anchorID, conversation: id)
+        let newer = try above(seq: seq, id: anchorID, limit: limit, conversation: id)
+        let anchorCount = anchor.count
+        let (olderTake, newerTake) = Page.aroundSplit(older: older.count, anchor: anchorCount, newer: newer.count, limit: limit)
+        var rows = MessageRows(conversationID: id)
+        rows.reserveCapacity(olderTake + anchorCount + newerTake)
+        for index in (0..<olderTake).reversed() { rows.append(older, at: index) }
+        if anchorCount == 1 { rows.append(anchor, at: 0) }
+        for index in 0..<newerTake { rows.append(newer, at: index) }
+        var result = Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+        result.anchor = Page.Anchor(id: anchorID, found: anchorCount == 1, index: anchorCount == 1 ? olderTake : nil)
+        return result
+    }
+
+
+    // MARK: - Changes
+
+    /// The compacted change feed, as docs/API.md "Events" defines it; `query` was validated.
+    func changes(in id: ConversationID, _ query: ChangeQuery, access: AccessCheck) throws(StoreError) -> ChangeFeed {
+        let (seq, conversation) = try authorized(id, access)
+        guard query.since <= conversation.version else {
+            throw .versionAhead(requested: query.since, current: conversation.version)
+        }
+        // `+id` keeps the planner on messages_by_version: the id bounds only
+        // filter that ordered range scan, they must not pick the primary key
+        // (which would need a sort by version).
+        let since = query.since
+        var events = try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: """
+                SELECT \(StoredRows.messageColumns), created_version FROM messages
+                WHERE conversation_seq = ? AND version > ? AND +id >= ? AND +id <= ?
+                ORDER BY version LIMIT ?
+                """).rows(seq, since, query.minID ?? 1, query.maxID ?? Int64.max, query.limit + 1) { row in
+                let message = StoredRows.message(row, in: id)
+                let kind: ChangeEvent.Kind = row.int64(9) > since ? .created : message.deleted ? .deleted : .edited
+                return ChangeEvent(kind: kind, message: message)
+            }
+        }
+        let hasMore = events.count > query.limit
+        if hasMore { events.removeLast() }
+        let version = hasMore ? events[events.count - 1].version : conversation.version
+        return ChangeFeed(events: events, hasMore: hasMore, version: version)
+    }
+
+    // MARK: - Keyset reads
+
+    /// The newest `limit` messages, ascending.
+    private func newest(seq: Int64, limit: Int, budget: Int? = nil,
+                        conversation: ConversationID) throws(StoreError) -> MessageRows {
+        var rows = try descending(from: MessagePlace.upperBound(seq: seq), to: MessagePlace.lowerBound(seq: seq),
+                                  limit: limit, budget: budget, conversation: conversation)
+        rows.reverse()
+        return rows
+    }
+
+    /// Up to `limit` messages below `id`, closest first (descending).
+    private func below(seq: Int64, id: Int64, limit: Int, budget: Int? = nil,
+                       conversation: ConversationID) throws(StoreError) -> MessageRows {
+        try descending(from: MessagePlace.cursor(seq: seq, id: id), to: MessagePlace.lowerBound(seq: seq),
+                       limit: limit, budget: budget, conversation: conversation)
+    }
+
+    /// Up to `limit` messages above `id`, ascending.
+    private func above(seq: Int64, id: Int64, limit: Int, budget: Int? = nil,
+                       conversation: ConversationID) throws(StoreError) -> MessageRows {
+        try ascending(from: MessagePlace.cursor(seq: seq, id: id), to: MessagePlace.upperBound(seq: seq),
+                      limit: limit, budget: budget, conversation: conversation)
+    }
+
+    private func between(seq: Int64, after: Int64, before: Int64, limit: Int,
+                         conversation: ConversationID) throws(StoreError) -> MessageRows {
+        try ascending(from: MessagePlace.cursor(seq: seq, id: after), to: MessagePlace.cursor(seq: seq, id: before),
+                      limit: limit, conversation: conversation)
+    }
+
+    /// Up to `limit` messages with `lower < place < upper`, highest first:
+    /// one seek on the rowid B-tree and a scan back.
+    private func descending(from upper: Int64, to lower: Int64, limit: Int, budget: Int? = nil,
+                            conversation: ConversationID) throws(StoreError) -> MessageRows {
+        try messageRows(conversation: conversation, capacity: limit, budget: budget, sql: """
+            SELECT \(StoredRows.messageColumns) FROM messages
+            WHERE place > ? AND place < ? ORDER BY place DESC LIMIT ?
+            """, lower, upper, limit)
+    }
+
+    /// Up to `limit` messages with `lower < place < upper`, lowest first.
+    private func ascending(from lower: Int64, to upper: Int64, limit: Int, budget: Int? = nil,
+                           conversation: ConversationID) throws(StoreError) -> MessageRows {
+        try messageRows(conversation: conversation, capacity: limit, budget: budget, sql: """
+            SELECT \(StoredRows.messageColumns) FROM messages
+            WHERE place > ? AND place < ? ORDER BY place ASC LIMIT ?
+            """, lower, upper, limit)
+    }
+
+    /// The message `id` as zero or one rows.
+    private func one(seq: Int64, id: Int64, conversation: ConversationID) throws(StoreError) -> MessageRows {
+        guard MessagePlace.holds(id) else { return MessageRows(conversationID: conversation) }
+        return try messageRows(conversation: conversation, capacity: 1, sql: """
+            SELECT \(StoredRows.messageColumns) FROM messages WHERE place = ?
+            """, MessagePlace.of(seq: seq, id: id))
+    }
+
+    /// Runs a cached query selecting `StoredRows.messageColumns` and keeps
+    /// its rows, stopping once their text passes `budget` (see
+    /// `PageQuery.byteBudget`: only for reads that walk away from a cursor).
+    private func messageRows(conversation: ConversationID, capacity: Int, budget: Int? = nil, sql: String,
+                             _ values: any SQLiteBindable...) throws(StoreError) -> MessageRows {
+        try sqlite { () throws(SQLiteError) in
+            var rows = MessageRows(conversationID: conversation)
+            rows.reserveCapacity(capacity)
+            let budget = budget ?? Int.max
+            try connection.cachedStatement(sql: sql).run(values) { row throws(SQLiteError) -> Bool in
+                StoredRows.append(row, to: &rows)
+                return rows.textByteCount >= budget
+            }
+            return rows
+        }
+    }
+
+    /// How many messages lie above `id`, counting no further than `atMost`
+    /// (the window check must stay bounded however long the conversation).
+    private func countAbove(seq: Int64, id: Int64, atMost: Int) throws(StoreError) -> Int {
+        try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: """
+                SELECT count(*) FROM (SELECT 1 FROM messages WHERE place > ? AND place < ? LIMIT ?)
+                """).firstRow(MessagePlace.cursor(seq: seq, id: id), MessagePlace.upperBound(seq: seq), atMost) {
+                    Int($0.int64(0))
+                } ?? 0
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import HistoryStore
+/// The column lists the store selects, and how a row becomes a value: kept
+/// in one place so every query decodes the same columns the same way.
+package enum StoredRows {
+    /// Columns 0...8 of a message row; its conversation is known to the caller.
+    static let messageColumns =
+        "id, sender, body, created_at, edited_at, deleted, reply_to, client_id, version"
+
+    static func message(_ row: Row, in conversation: ConversationID) -> Message {
+        Message(
+            id: row.int64(0),
+            conversationID: conversation,
+            sender: row.string(1),
+            body: row.string(2),
+            createdAt: Timestamp(millisecondsSinceEpoch: row.int64(3)),
+            editedAt: row.optionalInt64(4).map(Timestamp.init(millisecondsSinceEpoch:)),
+            deleted: row.bool(5),
+            replyTo: row.optionalInt64(6),
+            clientID: row.optionalString(7),
+            version: row.int64(8)
+        )
+    }
+
+    /// Columns 0...8 of a message row appended to `rows`, text copied
+    /// straight from SQLite's buffers (no String per column).
+    static func append(_ row: Row, to rows: inout MessageRows) {
+        rows.append(id: row.int64(0), sender: row.textBytes(1), body: row.textBytes(2),
+                    createdAt: Timestamp(millisecondsSinceEpoch: row.int64(3)),
+                    editedAt: row.optionalInt64(4).map(Timestamp.init(millisecondsSinceEpoch:)),
+                    deleted: row.bool(5), replyTo: row.optionalInt64(6),
+                    clientID: row.optionalTextBytes(7), version: row.int64(8))
+    }
+
+    /// Columns 0...7 of a conversation row, `seq` first.
+    static let conversationColumns =
+        "seq, id, title, created_at, message_count, oldest_id, newest_id, version"
+
+    /// A conversation row with its internal key; nil if the stored id is not
+    /// a valid one (it always is: only validated ids are inserted).
+    static func conversation(_ row: Row) -> (seq: Int64, conversation: Conversation)? {
+        guard let id = ConversationID(row.string(1)) else { return nil }
+        let conversation = Conversation(
+            id: id,
+            title: row.optionalString(2),
+            createdAt: Timestamp(millisecondsSinceEpoch: row.int64(3)),
+            messageCount: row.int64(4),
+            oldestID: row.optionalInt64(5),
+            newestID: row.optionalInt64(6),
+            version: row.int64(7)
+        )
+        return (row.int64(0), conversation)
+    }
+
+    /// Columns 0...2 of a member row; its conversation is known to the caller.
+    static let memberColumns = "user_id, role, joined_at"
+
+    /// A member row; nil if the stored role is not one this code knows (the
+    /// table's CHECK keeps it from happening), so an unreadable row grants
+    /// nothing rather than guessing a role.
+    static func member(_ row: Row) -> Member? {
+        guard let role = MemberRole(rawValue: row.string(1)) else { return nil }
+        return Member(userID: UserID(stored: row.string(0)), role: role,
+                      joinedAt: Timestamp(millisecondsSinceEpoch: row.int64(2)))
+    }
+}
