@@ -48,7 +48,7 @@ struct PostgresAppendBenchmark: ParsableCommand {
     }
 
     func run() throws {
-        _ = try PostgresMigrator(migrations: PostgresMigration.bundled()).migrate(PGConnection(uri: database))
+        _ = try PostgresMigrator(migrations: PostgresSchema.migrations()).migrate(PGConnection(uri: database))
         let batches = Locked<[Int]>([])
         let pools = (0..<instances).map { _ in PostgresConnectionPool(uri: database, maximumConnections: 1) }
         let writers = pools.map { pool in

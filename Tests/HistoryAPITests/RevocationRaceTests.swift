@@ -19,96 +19,151 @@ import Testing
 /// it in most trials.
 @Suite("Exact revocation: a removal races what it must stop")
 struct RevocationRaceTests {
-    /// `REVOCATION_TRIALS` raises it (docs/performance.md records 1,000 in
-    /// a row on both stores).
+    /// `REVOCATION_TRIALS` raises it (docs/guarantees.md records 1,000 in a
+    /// row on both stores).
     static let trials = Int(ProcessInfo.processInfo.environment["REVOCATION_TRIALS"] ?? "") ?? 300
 
     @Test(.timeLimit(.minutes(5)))
-    func aParkedPollNeverReceivesAMessageCommittedAfterTheRemoval() throws {
-        try withTokenServer { server, minter in
-            let race = try RemovalRace(server: server, minter: minter)
-            defer { race.close() }
-            var answered404 = 0, answeredBefore = 0
-            for trial in 0..<Self.trials {
-                let room = "poll\(trial)"
-                let version = try race.prepare(room)
-                try race.bob.send(race.request(.get, "/v1/conversations/\(room)/events?since=\(version)&wait=20", as: "bob.\(room)"))
-                #expect(eventually { server.application.parkedLongPollCount == 1 })
-                // cy posts while olga removes bob: one batch or two, either order.
-                try race.cy.send(race.request(.post, "/v1/conversations/\(room)/messages", as: "cy.\(room)",
-                                              json: #"{"body":"after?"}"#))
-                try race.olga.send(race.request(.delete, "/v1/conversations/\(room)/members/bob.\(room)", as: "olga"))
-                let post = try race.cy.receive(), removal = try race.olga.receive()
-                try #require(post.status == 201 && removal.status == 200)
-                let poll = try race.bob.receive()
-                let postAfterRemoval = try race.committedAfterRemoval(room)
-                switch poll.status {
-                case 404:
-                    answered404 += 1
-                case 200:
-                    let got = try tree(poll)["events"]?.elements.count ?? 0
-                    if got > 0 {
-                        #expect(!postAfterRemoval, "trial \(trial): bob's poll got a message committed after his removal")
-                        answeredBefore += 1
-                    }
-                default:
-                    Issue.record("trial \(trial): the poll answered \(poll.status) \(poll.bodyText)")
-                }
-                #expect(eventually { server.application.parkedLongPollCount == 0 })
+    func aParkedPollNeverReceivesAMessageCommittedAfterTheRemoval() async throws {
+        let outcome = try await onOwnThread {
+            try withTokenServer { server, minter in
+                let race = try RemovalRace(pollPort: server.port, writePort: server.port, minter: minter)
+                defer { race.close() }
+                return try race.pollRaces(trials: Self.trials) { server.application.parkedLongPollCount }
             }
-            // Both outcomes occur, or the race was not raced.
-            #expect(answered404 > 0)
         }
+        #expect(outcome.violations.isEmpty, "\(outcome.violations)")
+        // Removals that won the race were answered 404, or the race was not raced.
+        #expect(outcome.refused > 0)
+    }
+
+    /// The same across two instances on one PostgreSQL database: bob's poll
+    /// parks on A, the post and the removal go through B, and A hears both
+    /// only through PostgreSQL (LISTEN), in commit order.
+    @Test(.timeLimit(.minutes(5)), .postgresCluster)
+    func acrossTwoInstancesAParkedPollNeverReceivesAMessageCommittedAfterTheRemoval() async throws {
+        let cluster = try #require(PostgresTestCluster.current)
+        let outcome = try await onOwnThread {
+            try PostgresTestCluster.$current.withValue(cluster) {
+                let minter = TokenMinter()
+                return try withTemporaryDirectory { keys in
+                    let secretPath = keys.url.appending(path: "hs256.keys").path
+                    try minter.secretFile.write(toFile: secretPath, atomically: true, encoding: .utf8)
+                    var configuration = RunningServer.defaultConfiguration
+                    configuration.jwtHS256SecretFile = secretPath
+                    configuration.jwtAudience = TokenMinter.audience
+                    return try withTwoInstances(configuration) { a, b in
+                        let race = try RemovalRace(pollPort: a.port, writePort: b.port, minter: minter)
+                        defer { race.close() }
+                        return try race.pollRaces(trials: Self.trials) { a.parkedLongPollCount }
+                    }
+                }
+            }
+        }
+        #expect(outcome.violations.isEmpty, "\(outcome.violations)")
+        #expect(outcome.refused > 0)
     }
 
     @Test(.timeLimit(.minutes(5)))
-    func aPostRacingItsAuthorsRemovalIsNeverStoredAfterIt() throws {
-        try withTokenServer { server, minter in
-            let race = try RemovalRace(server: server, minter: minter)
-            defer { race.close() }
-            var refused = 0
-            for trial in 0..<Self.trials {
-                let room = "post\(trial)"
-                _ = try race.prepare(room)
-                try race.bob.send(race.request(.post, "/v1/conversations/\(room)/messages", as: "bob.\(room)",
-                                               json: #"{"body":"racing"}"#))
-                try race.olga.send(race.request(.delete, "/v1/conversations/\(room)/members/bob.\(room)", as: "olga"))
-                let post = try race.bob.receive(), removal = try race.olga.receive()
-                try #require(removal.status == 200)
-                let count = try tree(race.olga.call(.get, "/v1/conversations/\(room)", token: minter.user("olga")))["message_count"]?.integer
-                switch post.status {
-                case 201:
-                    #expect(count == 2)
-                    #expect(try !race.committedAfterRemoval(room), "trial \(trial): bob's post was stored after his removal")
-                case 404:
-                    // Refused as a stranger, with nothing stored.
-                    #expect(post.bodyText.contains("conversation_not_found"))
-                    #expect(count == 1)
-                    refused += 1
-                default:
-                    Issue.record("trial \(trial): the post answered \(post.status) \(post.bodyText)")
-                }
+    func aPostRacingItsAuthorsRemovalIsNeverStoredAfterIt() async throws {
+        let outcome = try await onOwnThread {
+            try withTokenServer { server, minter in
+                let race = try RemovalRace(pollPort: server.port, writePort: server.port, minter: minter)
+                defer { race.close() }
+                return try race.postRaces(trials: Self.trials)
             }
-            #expect(refused > 0)
         }
+        #expect(outcome.violations.isEmpty, "\(outcome.violations)")
+        #expect(outcome.refused > 0)
     }
 }
 
-/// Three users on one server: olga owns each room, and each room has its
-/// own bob and cy (`bob.ROOM`, `cy.ROOM`), so their feeds stay short.
+/// What a run of trials found: the trials that broke the guarantee, and
+/// how many the removal won (answered 404).
+private struct RaceOutcome: Sendable {
+    var violations: [String] = []
+    var refused = 0
+}
+
+/// Three users: olga owns each room, and each room has its own bob and cy
+/// (`bob.ROOM`, `cy.ROOM`), so their feeds stay short. bob talks to the
+/// instance at `pollPort`, olga and cy to the one at `writePort`. Runs on
+/// a thread of its own (`onOwnThread`): it checks by returning, not by
+/// `#expect`.
 private struct RemovalRace {
     let minter: TokenMinter
     let olga: HTTPClientConnection, bob: HTTPClientConnection, cy: HTTPClientConnection
 
-    init(server: RunningServer, minter: TokenMinter) throws {
+    init(pollPort: Int, writePort: Int, minter: TokenMinter) throws {
         self.minter = minter
-        olga = try server.connect(timeout: .seconds(30))
-        bob = try server.connect(timeout: .seconds(30))
-        cy = try server.connect(timeout: .seconds(30))
+        olga = try HTTPClientConnection(host: "127.0.0.1", port: writePort, timeout: .seconds(30))
+        bob = try HTTPClientConnection(host: "127.0.0.1", port: pollPort, timeout: .seconds(30))
+        cy = try HTTPClientConnection(host: "127.0.0.1", port: writePort, timeout: .seconds(30))
     }
 
     func close() {
         for connection in [olga, bob, cy] { connection.close() }
+    }
+
+    /// Each trial parks bob's poll, then races cy's post against bob's
+    /// removal: the poll may answer the post only if it committed first.
+    func pollRaces(trials: Int, parkedPolls: () -> Int) throws -> RaceOutcome {
+        var outcome = RaceOutcome()
+        for trial in 0..<trials {
+            let room = "poll\(trial)"
+            let version = try prepare(room)
+            try bob.send(request(.get, "/v1/conversations/\(room)/events?since=\(version)&wait=20", as: "bob.\(room)"))
+            guard eventually({ parkedPolls() == 1 }) else { throw OwnThreadFailure("trial \(trial): the poll did not park") }
+            // cy posts while olga removes bob: one batch or two, either order.
+            try cy.send(request(.post, "/v1/conversations/\(room)/messages", as: "cy.\(room)", json: #"{"body":"after?"}"#))
+            try olga.send(request(.delete, "/v1/conversations/\(room)/members/bob.\(room)", as: "olga"))
+            let post = try cy.receive(), removal = try olga.receive()
+            guard post.status == 201, removal.status == 200 else {
+                throw OwnThreadFailure("trial \(trial): post \(post.status), removal \(removal.status)")
+            }
+            let poll = try bob.receive()
+            switch poll.status {
+            case 404:
+                outcome.refused += 1
+            case 200:
+                if try tree(poll)["events"]?.elements.isEmpty == false, try committedAfterRemoval(room) {
+                    outcome.violations.append("trial \(trial): bob's poll got a message committed after his removal")
+                }
+            default:
+                outcome.violations.append("trial \(trial): the poll answered \(poll.status) \(poll.bodyText)")
+            }
+            guard eventually({ parkedPolls() == 0 }) else { throw OwnThreadFailure("trial \(trial): a poll stayed parked") }
+        }
+        return outcome
+    }
+
+    /// Each trial races bob's post against his removal: the post may be
+    /// stored only if it committed first; refused, nothing is stored.
+    func postRaces(trials: Int) throws -> RaceOutcome {
+        var outcome = RaceOutcome()
+        for trial in 0..<trials {
+            let room = "post\(trial)"
+            _ = try prepare(room)
+            try bob.send(request(.post, "/v1/conversations/\(room)/messages", as: "bob.\(room)", json: #"{"body":"racing"}"#))
+            try olga.send(request(.delete, "/v1/conversations/\(room)/members/bob.\(room)", as: "olga"))
+            let post = try bob.receive(), removal = try olga.receive()
+            guard removal.status == 200 else { throw OwnThreadFailure("trial \(trial): removal \(removal.status)") }
+            let count = try tree(olga.call(.get, "/v1/conversations/\(room)", token: minter.user("olga")))["message_count"]?.integer
+            switch post.status {
+            case 201:
+                if count != 2 { outcome.violations.append("trial \(trial): \(count ?? -1) messages after a stored post") }
+                if try committedAfterRemoval(room) {
+                    outcome.violations.append("trial \(trial): bob's post was stored after his removal")
+                }
+            case 404 where post.bodyText.contains("conversation_not_found"):
+                // Refused as a stranger, with nothing stored.
+                if count != 1 { outcome.violations.append("trial \(trial): \(count ?? -1) messages after a refused post") }
+                outcome.refused += 1
+            default:
+                outcome.violations.append("trial \(trial): the post answered \(post.status) \(post.bodyText)")
+            }
+        }
+        return outcome
     }
 
     func request(_ method: HTTPMethod, _ target: String, as user: String, json: String? = nil) -> HTTPRequest {
@@ -119,15 +174,21 @@ private struct RemovalRace {
 
     /// A room with olga (owner), bob and cy, and one message; its version.
     func prepare(_ room: String) throws -> Int64 {
-        let owner = minter.user("olga")
-        try #require(olga.call(.post, "/v1/conversations", token: minter.admin(), json: #"{"id":"\#(room)"}"#).status == 201)
-        for (user, role) in [("olga", "owner"), ("bob.\(room)", "member"), ("cy.\(room)", "member")] {
-            try #require(olga.call(.put, "/v1/conversations/\(room)/members/\(user)", token: minter.admin(),
-                                   json: #"{"role":"\#(role)"}"#).status == 201)
+        let admin = minter.admin()
+        guard try olga.call(.post, "/v1/conversations", token: admin, json: #"{"id":"\#(room)"}"#).status == 201 else {
+            throw OwnThreadFailure("\(room): not created")
         }
-        let first = try olga.call(.post, "/v1/conversations/\(room)/messages", token: owner, json: #"{"body":"first"}"#)
-        try #require(first.status == 201)
-        return try #require(tree(first)["version"]?.integer)
+        for (user, role) in [("olga", "owner"), ("bob.\(room)", "member"), ("cy.\(room)", "member")] {
+            guard try olga.call(.put, "/v1/conversations/\(room)/members/\(user)", token: admin,
+                                json: #"{"role":"\#(role)"}"#).status == 201 else {
+                throw OwnThreadFailure("\(room): \(user) not added")
+            }
+        }
+        let first = try olga.call(.post, "/v1/conversations/\(room)/messages", token: minter.user("olga"), json: #"{"body":"first"}"#)
+        guard first.status == 201, let version = try tree(first)["version"]?.integer else {
+            throw OwnThreadFailure("\(room): first post \(first.status)")
+        }
+        return version
     }
 
     /// Whether the last write to `room` other than the removal committed
@@ -135,12 +196,15 @@ private struct RemovalRace {
     /// inbox feed) against the removal's (in bob's).
     func committedAfterRemoval(_ room: String) throws -> Bool {
         let rows = try tree(cy.call(.get, "/v1/users/me/events?since=0", token: minter.user("cy.\(room)")))
-        let row = try #require(rows["events"]?.elements.first { $0["conversation"]?["id"]?.string == room })
         let removals = try tree(bob.call(.get, "/v1/users/me/events?since=0", token: minter.user("bob.\(room)")))
-        let removed = try #require(removals["events"]?.elements.first {
-            $0["type"]?.string == "removed" && $0["conversation_id"]?.string == room
-        })
-        return try #require(row["activity"]?.integer) > #require(removed["activity"]?.integer)
+        guard let row = rows["events"]?.elements.first(where: { $0["conversation"]?["id"]?.string == room }),
+              let removed = removals["events"]?.elements.first(where: {
+                  $0["type"]?.string == "removed" && $0["conversation_id"]?.string == room
+              }),
+              let rowActivity = row["activity"]?.integer, let removedActivity = removed["activity"]?.integer else {
+            throw OwnThreadFailure("\(room): the feeds lack the conversation's row or bob's removal")
+        }
+        return rowActivity > removedActivity
     }
 }
 

@@ -1,3 +1,4 @@
+import HistoryStore
 import Dispatch
 import HistoryPostgres
 import HistoryTestSupport
@@ -13,21 +14,21 @@ extension PostgresTests {
         }
 
         @Test func bundledMigrationsAreParsedFromTheFiles() throws {
-            let migrations = try PostgresMigration.bundled()
+            let migrations = try PostgresSchema.migrations()
             #expect(migrations.first?.label == "0001_init")
             #expect(migrations.first?.sql.contains("CREATE TABLE messages") == true)
             #expect(migrations.map(\.version) == Array(1...migrations.count))
             // The checksum is the SQLite store's: FNV-1a 64 (of nothing, its offset basis).
-            #expect(PostgresMigration(version: 1, name: "e", sql: "").checksum == "cbf29ce484222325")
+            #expect(Migration(version: 1, name: "e", sql: "").checksum == "cbf29ce484222325")
             for bad in ["init.sql", "0001init.sql", "0001_.sql", "0000_zero.sql", "0001_init.txt"] {
-                #expect(throws: PostgresMigrationError.self, "\(bad)") { try PostgresMigration(fileName: bad, sql: "") }
+                #expect(throws: MigrationRefusal.self, "\(bad)") { try Migration(fileName: bad, sql: "") }
             }
         }
 
         @Test func aNewDatabaseGetsEveryMigrationOnceAndAgainNothing() async throws {
             try await withTestDatabase { uri in
                 let connection = try PGConnection(uri: uri)
-                let migrations = try PostgresMigration.bundled()
+                let migrations = try PostgresSchema.migrations()
                 let migrator = try PostgresMigrator(migrations: migrations)
                 #expect(try migrator.migrate(connection) == Array(1...migrations.count))
                 #expect(try migrator.migrate(connection) == [])
@@ -45,7 +46,7 @@ extension PostgresTests {
         @Test func theSchemaKeepsItsPromises() async throws {
             try await withTestDatabase { uri in
                 let connection = try PGConnection(uri: uri)
-                try PostgresMigrator(migrations: PostgresMigration.bundled()).migrate(connection)
+                try PostgresMigrator(migrations: PostgresSchema.migrations()).migrate(connection)
                 let seq = try connection.query("INSERT INTO conversations (id, created_at) VALUES ('c1', 0) RETURNING seq").int64(0, 0)
                 let insert = """
                     INSERT INTO messages (conversation_seq, id, sender, body, created_at, client_id, created_version, version)
@@ -83,7 +84,7 @@ extension PostgresTests {
         @Test func theInboxMigrationNumbersExistingConversationsBelowTheCounter() async throws {
             try await withTestDatabase { uri in
                 let connection = try PGConnection(uri: uri)
-                let migrations = try PostgresMigration.bundled()
+                let migrations = try PostgresSchema.migrations()
                 let inbox = try #require(migrations.firstIndex { $0.name == "inbox" })
                 try PostgresMigrator(migrations: Array(migrations[..<inbox])).migrate(connection)
                 try connection.execute(sql: "INSERT INTO conversations (id, created_at) VALUES ('a', 0), ('b', 0)")
@@ -101,7 +102,7 @@ extension PostgresTests {
         @Test func theTextBytesMigrationKeepsStoredTextByteForByte() async throws {
             try await withTestDatabase { uri in
                 let connection = try PGConnection(uri: uri)
-                let migrations = try PostgresMigration.bundled()
+                let migrations = try PostgresSchema.migrations()
                 let textBytes = try #require(migrations.firstIndex { $0.name == "text_bytes" })
                 try PostgresMigrator(migrations: Array(migrations[..<textBytes])).migrate(connection)
                 // Text as 0001 stored it (no NUL: text could not hold one).
@@ -140,10 +141,10 @@ extension PostgresTests {
         @Test func aChangedMigrationIsRefused() async throws {
             try await withTestDatabase { uri in
                 let connection = try PGConnection(uri: uri)
-                let migrations = try PostgresMigration.bundled()
+                let migrations = try PostgresSchema.migrations()
                 try PostgresMigrator(migrations: migrations).migrate(connection)
                 var tampered = migrations
-                tampered[0] = PostgresMigration(version: 1, name: "init", sql: migrations[0].sql + "\n-- edited after shipping\n")
+                tampered[0] = Migration(version: 1, name: "init", sql: migrations[0].sql + "\n-- edited after shipping\n")
                 let error = try #require(throws: PostgresMigrationError.self) {
                     try PostgresMigrator(migrations: tampered).migrate(connection)
                 }
@@ -158,10 +159,10 @@ extension PostgresTests {
         @Test func aNewerDatabaseIsRefused() async throws {
             try await withTestDatabase { uri in
                 let connection = try PGConnection(uri: uri)
-                try PostgresMigrator(migrations: PostgresMigration.bundled()).migrate(connection)
+                try PostgresMigrator(migrations: PostgresSchema.migrations()).migrate(connection)
                 try connection.execute(sql: "INSERT INTO schema_migrations (version, name, checksum) VALUES (99, 'future', 'x')")
                 let error = try #require(throws: PostgresMigrationError.self) {
-                    try PostgresMigrator(migrations: PostgresMigration.bundled()).migrate(connection)
+                    try PostgresMigrator(migrations: PostgresSchema.migrations()).migrate(connection)
                 }
                 guard case .refused(let reason) = error else { Issue.record("wrong error \(error)"); return }
                 #expect(reason.contains("99"))
@@ -172,8 +173,8 @@ extension PostgresTests {
         @Test func aFailingMigrationLeavesNothingHalfApplied() async throws {
             try await withTestDatabase { uri in
                 let connection = try PGConnection(uri: uri)
-                var migrations = try PostgresMigration.bundled()
-                migrations.append(PostgresMigration(version: migrations.count + 1, name: "broken", sql: """
+                var migrations = try PostgresSchema.migrations()
+                migrations.append(Migration(version: migrations.count + 1, name: "broken", sql: """
                     CREATE TABLE half (x integer);
                     INSERT INTO no_such_table VALUES (1);
                     """))
@@ -187,16 +188,16 @@ extension PostgresTests {
                     == (1..<migrations.count).map(String.init))
                 #expect(try strings(connection, "SELECT count(*) FROM pg_tables WHERE tablename = 'half'") == ["0"])
                 #expect(connection.transactionStatus == .idle)
-                #expect(try PostgresMigrator(migrations: PostgresMigration.bundled()).migrate(connection) == [])
+                #expect(try PostgresMigrator(migrations: PostgresSchema.migrations()).migrate(connection) == [])
             }
         }
 
         @Test func migratorsStartingTogetherApplyEachMigrationOnce() async throws {
             try await withTestDatabase { uri in
-                let migrations = try PostgresMigration.bundled()
+                let migrations = try PostgresSchema.migrations()
                 // A slow last migration widens the window in which a racer
                 // without the lock would see a half-migrated database.
-                let slow = migrations + [PostgresMigration(version: migrations.count + 1, name: "slow",
+                let slow = migrations + [Migration(version: migrations.count + 1, name: "slow",
                                                            sql: "SELECT pg_sleep(0.2); CREATE TABLE slow (x integer);")]
                 let applied = try race(racers: 4, uri: uri, migrations: slow)
                 #expect(applied.count == 4)
@@ -210,7 +211,7 @@ extension PostgresTests {
         /// Runs `racers` migrators on threads of their own, each on its own
         /// connection, released together once all are connected; returns
         /// what each applied.
-        private func race(racers: Int, uri: String, migrations: [PostgresMigration]) throws -> [[Int]] {
+        private func race(racers: Int, uri: String, migrations: [Migration]) throws -> [[Int]] {
             let outcomes = Mutex<[Result<[Int], PostgresMigrationError>]>([])
             let connected = DispatchSemaphore(value: 0)
             let start = DispatchSemaphore(value: 0)

@@ -12,7 +12,7 @@ struct PostgresReadsFixture {
     /// A new, migrated database of the suite's cluster.
     init(uri: String) throws {
         connection = try PGConnection(uri: uri)
-        try PostgresMigrator(migrations: PostgresMigration.bundled()).migrate(connection)
+        try PostgresMigrator(migrations: PostgresSchema.migrations()).migrate(connection)
     }
 
 

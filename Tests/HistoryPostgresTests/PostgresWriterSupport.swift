@@ -40,7 +40,7 @@ final class WriterInstance: Sendable {
     /// Applies every migration to the database at `uri`.
     static func migrate(_ uri: String) throws {
         let connection = try PGConnection(uri: uri)
-        _ = try PostgresMigrator(migrations: PostgresMigration.bundled()).migrate(connection)
+        _ = try PostgresMigrator(migrations: PostgresSchema.migrations()).migrate(connection)
     }
 
     func close() {

@@ -233,7 +233,7 @@ struct InboxTests {
     /// conversations it is still served exactly its own.
     @Test func aLargeInboxThatShrinksIsStillServedRightly() async throws {
         try await withTemporaryStore { store in
-            let names = (0..<(StoreReads.smallInbox + 10)).map { String(format: "c%03d", $0) }
+            let names = (0..<(InboxWalk.smallInbox + 10)).map { String(format: "c%03d", $0) }
             for name in names {
                 try await store.make(name, owner: "ana")
                 try await store.post(1, to: name)

@@ -28,7 +28,7 @@ struct MigratorTests {
         #expect(migration.name == "add_reactions")
         #expect(migration.label == "0012_add_reactions")
         for bad in ["init.sql", "0001init.sql", "0001_.sql", "0000_zero.sql", "0001_init.txt", "x001_init.sql"] {
-            #expect(throws: StoreError.self, "\(bad)") { try Migration(fileName: bad, sql: "") }
+            #expect(throws: MigrationRefusal.self, "\(bad)") { try Migration(fileName: bad, sql: "") }
         }
     }
 

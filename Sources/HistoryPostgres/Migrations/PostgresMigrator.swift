@@ -1,3 +1,4 @@
+import HistoryStore
 /// Brings a PostgreSQL database's schema up to the code's: applies the
 /// missing migrations in order, each in its own transaction together with
 /// its `schema_migrations` record, so a migration is either applied and
@@ -19,30 +20,26 @@
 /// different checksum for a migration (the file changed after it shipped).
 ///
 /// ```swift
-/// let applied = try PostgresMigrator(migrations: PostgresMigration.bundled()).migrate(connection)
+/// let applied = try PostgresMigrator(migrations: PostgresSchema.migrations()).migrate(connection)
 /// ```
 ///
 /// Related PostgreSQL documentation:
 /// <https://www.postgresql.org/docs/current/explicit-locking.html#ADVISORY-LOCKS>
 public struct PostgresMigrator: Sendable {
-    public let migrations: [PostgresMigration]
+    public let migrations: [Migration]
 
     /// The advisory lock's key: "chathist" in ASCII, so the lock is easy to
     /// trace back here from `pg_locks`, which shows it as its two halves
     /// (classid 1667785076, objid 1751741300).
     public static let lockKey: Int64 = 0x6368_6174_6869_7374
 
-    /// Validates the list: versions must be exactly 1, 2, ..., n.
-    public init(migrations: [PostgresMigration]) throws(PostgresMigrationError) {
-        let sorted = migrations.sorted { $0.version < $1.version }
-        for (offset, migration) in sorted.enumerated() where migration.version != offset + 1 {
-            if offset > 0, sorted[offset - 1].version == migration.version {
-                throw .refused(reason: "two migration files have version \(migration.version)")
-            }
-            throw .refused(reason: "migration versions must be 1, 2, 3, ... without gaps; "
-                + "expected \(offset + 1), found \(migration.label)")
+    /// Validates the list: versions must be exactly 1, 2, ..., n (`MigrationPlan`).
+    public init(migrations: [Migration]) throws(PostgresMigrationError) {
+        do {
+            self.migrations = try MigrationPlan.ordered(migrations)
+        } catch {
+            throw .refused(reason: error.reason)
         }
-        self.migrations = sorted
     }
 
     static let createTableSQL = """
@@ -81,30 +78,17 @@ public struct PostgresMigrator: Sendable {
             try connection.execute(sql: Self.createTableSQL)
             let result = try connection.query("SELECT version, name, checksum FROM schema_migrations ORDER BY version")
             return (0..<result.rowCount).map { row in
-                (version: Int(result.int64(row, 0)), name: result.string(row, 1), checksum: result.string(row, 2))
+                AppliedMigration(version: Int(result.int64(row, 0)), name: result.string(row, 1), checksum: result.string(row, 2))
             }
         }
-        let known = migrations.last?.version ?? 0
-        if let newest = recorded.last, newest.version > known {
-            throw .refused(reason: "the database has schema version \(newest.version) (\(Self.quoted(newest.name))), "
-                + "newer than this build knows (\(known)); refusing to open it with older code")
+        do {
+            return try MigrationPlan.appliedCount(recorded: recorded, known: migrations)
+        } catch {
+            throw .refused(reason: error.reason)
         }
-        for (offset, record) in recorded.enumerated() {
-            guard record.version == offset + 1 else {
-                throw .refused(reason: "the database's applied migrations have a hole before "
-                    + "version \(record.version); refusing to guess what happened")
-            }
-            let migration = migrations[offset]
-            guard migration.checksum == record.checksum else {
-                throw .refused(reason: "migration \(migration.label) changed after it was applied "
-                    + "(recorded checksum \(Self.quoted(record.checksum)), file has \(migration.checksum)); "
-                    + "shipped migrations must never be edited: add a new one instead")
-            }
-        }
-        return recorded.count
     }
 
-    private func apply(_ migration: PostgresMigration, to connection: PGConnection) throws(PostgresMigrationError) {
+    private func apply(_ migration: Migration, to connection: PGConnection) throws(PostgresMigrationError) {
         do throws(PostgresError) {
             try connection.transaction { () throws(PostgresError) in
                 try connection.execute(sql: migration.sql)
@@ -126,11 +110,5 @@ public struct PostgresMigrator: Sendable {
         } catch {
             throw .database(error)
         }
-    }
-
-    /// A name or checksum read from the database, quoted with every control
-    /// character escaped, so it cannot bend a log line.
-    private static func quoted(_ text: String) -> String {
-        String(reflecting: String(text.prefix(64)))
     }
 }

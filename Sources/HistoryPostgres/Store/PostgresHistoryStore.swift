@@ -35,16 +35,16 @@ public final class PostgresHistoryStore: StoreFront, @unchecked Sendable {
     ///   `.migration` for a schema this code cannot use, `.invalid` for a
     ///   bad setting.
     public convenience init(configuration: PostgresStoreConfiguration) throws(StoreError) {
-        let migrations: [PostgresMigration]
+        let migrations: [Migration]
         do {
-            migrations = try PostgresMigration.bundled()
+            migrations = try PostgresSchema.migrations()
         } catch {
             throw .migration(reason: "\(error)")
         }
         try self.init(configuration: configuration, migrations: migrations)
     }
 
-    init(configuration: PostgresStoreConfiguration, migrations: [PostgresMigration]) throws(StoreError) {
+    init(configuration: PostgresStoreConfiguration, migrations: [Migration]) throws(StoreError) {
         postgres = try PostgresBackend(configuration: configuration, migrations: migrations)
         super.init(backend: postgres)
     }
@@ -87,7 +87,7 @@ final class PostgresBackend: StoreEngine {
     /// Set by `finishWrites`: a read then fails `.closed` rather than retry.
     private let isClosed = Atomic<Bool>(false)
 
-    init(configuration: PostgresStoreConfiguration, migrations: [PostgresMigration]) throws(StoreError) {
+    init(configuration: PostgresStoreConfiguration, migrations: [Migration]) throws(StoreError) {
         guard configuration.readerCount >= 1 else {
             throw .invalidSetting("readerCount", reason: "must be at least 1")
         }

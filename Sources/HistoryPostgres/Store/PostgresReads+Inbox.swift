@@ -118,14 +118,12 @@ extension PostgresReads {
         package static let membershipSeqs = "SELECT conversation_seq FROM members WHERE user_id = $1::text LIMIT $2::bigint"
     }
 
-    /// Up to this many memberships, a page reads them all and sorts them.
-    package static let smallInbox = 256
     /// Below this many changes since A, the user feed walks the changed
     /// conversations instead of the user's memberships.
     package static let feedWalkLimit: Int64 = 4096
 
     /// A conversation's place in the inbox order.
-    struct InboxPlace {
+    struct InboxPlace: InboxPlaced {
         var seq: Int64
         var place: InboxCursor
     }
@@ -135,84 +133,64 @@ extension PostgresReads {
     /// `limit` rows after `cursor` in inbox order (from the top when nil).
     package func inbox(of user: UserID, limit: Int, after cursor: InboxCursor?) throws(StoreError) -> InboxPage {
         try snapshot { () throws(StoreError) -> InboxPage in
-            let counted = try run(InboxSQL.activityAndMembershipCount, [.text(user.rawValue), .int64(Int64(Self.smallInbox + 1))])
+            let counted = try run(InboxSQL.activityAndMembershipCount,
+                                  [.text(user.rawValue), .int64(Int64(InboxWalk.smallInbox + 1))])
             guard counted.rowCount == 1, !counted.isNull(0, 0) else {
                 throw StoreError.storageFailure("the activity counter's row is missing")
             }
             let activity = counted.int64(0, 0)
             let found: [InboxPlace]
-            if counted.int64(0, 1) <= Self.smallInbox {
-                found = try memberships(of: user, limit: Int64(Self.smallInbox))
-            } else if let walked = try walkInboxOrder(of: user, after: cursor, wanted: limit + 1) {
+            var steps = InboxSteps(reads: self, user: user)
+            if counted.int64(0, 1) <= InboxWalk.smallInbox {
+                found = try memberships(of: user, limit: Int64(InboxWalk.smallInbox))
+            } else if let walked = try InboxWalk.walk(after: cursor, wanted: limit + 1, steps: &steps) {
                 found = walked
             } else {
                 found = try memberships(of: user, limit: .max)
             }
-            var candidates = found
-            if let cursor { candidates.removeAll { !cursor.precedes($0.place) } }
-            candidates.sort { $0.place.precedes($1.place) }
-            let hasMore = candidates.count > limit
-            let chosen = candidates.prefix(limit)
+            let (chosen, hasMore) = InboxWalk.page(found, after: cursor, limit: limit)
             let rows = try inboxRows(of: user, seqs: chosen.map(\.seq))
             return InboxPage(rows: chosen.compactMap { rows[$0.seq] },
                              nextCursor: hasMore ? chosen.last?.place.encoded : nil, activity: activity)
         }
     }
 
-    /// For a user with many conversations: the next `wanted` of them after
-    /// `cursor`, found by walking the inbox order over every conversation
-    /// and probing the user's membership of each. nil after
-    /// `max(64 * wanted, 4096)` rows without finding them all: the user's
-    /// conversations are rare among the recent ones, and reading all of its
-    /// memberships is then cheaper. SQLite's walk, step for step.
-    private func walkInboxOrder(of user: UserID, after cursor: InboxCursor?,
-                                wanted: Int) throws(StoreError) -> [InboxPlace]? {
-        let budget = max(64 * wanted, 4096)
-        var examined = 0
-        var found: [InboxPlace] = []
-        // Rows read per statement: twice what is still missing (a user
-        // whose conversations are the recent ones is served by the first
-        // read), doubling while the user's rows are sparse.
-        var chunk = 0
-        func nextChunk() -> Int64 {
-            chunk = min(max(2 * (wanted - found.count), 2 * chunk, 16), 1024)
-            return Int64(min(chunk, budget - examined))
-        }
-        let walksMessages: Bool
-        var below = Int64.max
-        var after = ""
-        switch cursor {
-        case nil: walksMessages = true
-        case .message(let newest)?: walksMessages = true; below = newest
-        case .empty(let id)?: walksMessages = false; after = id.rawValue
-        }
-        if walksMessages {
-            while found.count < wanted {
-                guard examined < budget else { return nil }
-                let result = try run(InboxSQL.newestBelow, [.text(user.rawValue), .int64(below), .int64(nextChunk())])
-                if result.rowCount == 0 { break }
-                for row in 0..<result.rowCount where found.count < wanted {
-                    examined += 1
-                    below = result.int64(row, 1)
-                    if result.bool(row, 2) {
-                        found.append(InboxPlace(seq: result.int64(row, 0), place: .message(newestID: below)))
-                    }
-                }
-            }
-        }
-        while found.count < wanted {
-            guard examined < budget else { return nil }
-            let result = try run(InboxSQL.emptyAfter, [.text(user.rawValue), .text(after), .int64(nextChunk())])
-            if result.rowCount == 0 { break }
-            for row in 0..<result.rowCount where found.count < wanted {
+    /// PostgreSQL's statements for `InboxWalk`: one each, reading the
+    /// conversations of one part of the inbox order with a flag saying
+    /// whether the user is a member (a primary-key probe per row).
+    private struct InboxSteps: InboxWalkSteps {
+        let reads: PostgresReads
+        let user: UserID
+
+        func withMessages(below: Int64, size: Int,
+                          missing: Int) throws(StoreError) -> (found: [InboxPlace], examined: Int, next: Int64?) {
+            let result = try reads.run(InboxSQL.newestBelow, [.text(user.rawValue), .int64(below), .int64(Int64(size))])
+            var found: [InboxPlace] = []
+            var examined = 0
+            var last = below
+            for row in 0..<result.rowCount where found.count < missing {
                 examined += 1
-                after = result.string(row, 1)
-                if result.bool(row, 2), let id = ConversationID(after) {
+                last = result.int64(row, 1)
+                if result.bool(row, 2) { found.append(InboxPlace(seq: result.int64(row, 0), place: .message(newestID: last))) }
+            }
+            return (found, examined, result.rowCount < size ? nil : last)
+        }
+
+        func withoutMessages(after: String, size: Int,
+                             missing: Int) throws(StoreError) -> (found: [InboxPlace], examined: Int, next: String?) {
+            let result = try reads.run(InboxSQL.emptyAfter, [.text(user.rawValue), .text(after), .int64(Int64(size))])
+            var found: [InboxPlace] = []
+            var examined = 0
+            var last = after
+            for row in 0..<result.rowCount where found.count < missing {
+                examined += 1
+                last = result.string(row, 1)
+                if result.bool(row, 2), let id = ConversationID(last) {
                     found.append(InboxPlace(seq: result.int64(row, 0), place: .empty(id)))
                 }
             }
+            return (found, examined, result.rowCount < size ? nil : last)
         }
-        return found
     }
 
     // MARK: - The user feed

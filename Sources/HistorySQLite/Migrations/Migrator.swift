@@ -20,17 +20,13 @@ import Foundation
 struct Migrator {
     let migrations: [Migration]
 
-    /// Validates the list: versions must be exactly 1, 2, ..., n.
+    /// Validates the list: versions must be exactly 1, 2, ..., n (`MigrationPlan`).
     init(migrations: [Migration]) throws(StoreError) {
-        let sorted = migrations.sorted { $0.version < $1.version }
-        for (offset, migration) in sorted.enumerated() where migration.version != offset + 1 {
-            if offset > 0, sorted[offset - 1].version == migration.version {
-                throw .migration(reason: "two migration files have version \(migration.version)")
-            }
-            throw .migration(reason: "migration versions must be 1, 2, 3, ... without gaps; "
-                + "expected \(offset + 1), found \(migration.label)")
+        do {
+            self.migrations = try MigrationPlan.ordered(migrations)
+        } catch {
+            throw .migration(reason: error.reason)
         }
-        self.migrations = sorted
     }
 
     static let createTableSQL = """
@@ -68,26 +64,13 @@ struct Migrator {
             try sqlite { () throws(SQLiteError) in try connection.execute(sql: Self.createTableSQL) }
             let recorded = try sqlite { () throws(SQLiteError) in
                 try connection.makeStatement(sql: "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
-                    .rows { row in (version: Int(row.int64(0)), name: row.string(1), checksum: row.string(2)) }
+                    .rows { row in AppliedMigration(version: Int(row.int64(0)), name: row.string(1), checksum: row.string(2)) }
             }
-            let known = migrations.last?.version ?? 0
-            if let newest = recorded.last, newest.version > known {
-                throw .migration(reason: "the database has schema version \(newest.version) (\(UntrustedText.quoted(newest.name))), "
-                    + "newer than this build knows (\(known)); refusing to open it with older code")
+            do throws(MigrationRefusal) {
+                return try MigrationPlan.appliedCount(recorded: recorded, known: migrations)
+            } catch {
+                throw .migration(reason: error.reason)
             }
-            for (offset, record) in recorded.enumerated() {
-                guard record.version == offset + 1 else {
-                    throw .migration(reason: "the database's applied migrations have a hole before "
-                        + "version \(record.version); refusing to guess what happened")
-                }
-                let migration = migrations[offset]
-                guard migration.checksum == record.checksum else {
-                    throw .migration(reason: "migration \(migration.label) changed after it was applied "
-                        + "(recorded checksum \(UntrustedText.quoted(record.checksum)), file has \(migration.checksum)); "
-                        + "shipped migrations must never be edited: add a new one instead")
-                }
-            }
-            return recorded.count
         }
     }
 

@@ -1,7 +1,7 @@
 import HistoryStore
 import Synchronization
 
-/// The users known to have more than `StoreReads.smallInbox` memberships,
+/// The users known to have more than `InboxWalk.smallInbox` memberships,
 /// shared by the readers, so an inbox page of a large inbox does not count
 /// its memberships again each time (counting up to the threshold was most
 /// of what made a page of a 10,000-conversation user dearer than one of a

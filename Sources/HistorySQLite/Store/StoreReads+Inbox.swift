@@ -85,15 +85,13 @@ extension StoreReads {
         static let membershipSeqs = "SELECT conversation_seq FROM members WHERE user_id = ? LIMIT ?"
     }
 
-    /// Up to this many memberships, a page reads them all and sorts them.
-    static let smallInbox = 256
     /// Up to this many changes since A, the user feed may walk the changed
     /// conversations instead of the user's memberships (it does when the
     /// user has more memberships than there were changes).
     static let feedWalkLimit: Int64 = 4096
 
     /// One of the user's memberships with its conversation.
-    struct InboxMembership {
+    struct InboxMembership: InboxPlaced {
         var seq: Int64
         var conversation: Conversation
         var conversationActivity: Int64
@@ -132,96 +130,66 @@ extension StoreReads {
         let activity = try currentActivity()
         // A large inbox stays known as one (`LargeInboxes`): not counted again.
         var isLarge = largeInboxes.contains(user)
-        if !isLarge, try membershipCount(of: user, upTo: Self.smallInbox + 1) > Self.smallInbox {
+        if !isLarge, try membershipCount(of: user, upTo: InboxWalk.smallInbox + 1) > InboxWalk.smallInbox {
             isLarge = true
             largeInboxes.insert(user)
         }
         let found: [InboxMembership]
+        var steps = InboxSteps(reads: self, user: user)
         if !isLarge {
-            found = try memberships(of: user, limit: Self.smallInbox)
-        } else if let walked = try walkInboxOrder(of: user, after: cursor, wanted: limit + 1) {
+            found = try memberships(of: user, limit: InboxWalk.smallInbox)
+        } else if let walked = try InboxWalk.walk(after: cursor, wanted: limit + 1, steps: &steps) {
             found = walked
         } else {
             found = try allMemberships(of: user)
         }
-        var candidates = found
-        if let cursor { candidates.removeAll { !cursor.precedes($0.place) } }
-        candidates.sort { $0.place.precedes($1.place) }
-        let hasMore = candidates.count > limit
-        let chosen = candidates.prefix(limit)
+        let (chosen, hasMore) = InboxWalk.page(found, after: cursor, limit: limit)
         var rows: [InboxRow] = []
         rows.reserveCapacity(chosen.count)
         for membership in chosen { rows.append(try row(of: membership, user: user)) }
         return InboxPage(rows: rows, nextCursor: hasMore ? chosen.last?.place.encoded : nil, activity: activity)
     }
 
-    /// For a user with many conversations: the next `wanted` of them after
-    /// `cursor`, found by walking the inbox order over every conversation
-    /// and probing the user's membership of each (a primary-key lookup, in
-    /// SQLite for the conversations with messages).
-    /// nil after `max(64 * wanted, 4096)` rows without finding them all: the
-    /// user's conversations are rare among the recent ones, and reading all
-    /// of its memberships is then cheaper.
-    private func walkInboxOrder(of user: UserID, after cursor: InboxCursor?,
-                                wanted: Int) throws(StoreError) -> [InboxMembership]? {
-        let budget = max(64 * wanted, 4096)
-        var examined = 0
-        var found: [InboxMembership] = []
-        // Rows examined per step: twice what is still missing (a user
-        // whose conversations are the recent ones is served by the first
-        // step), doubling while the user's rows are sparse.
-        var chunk = 0
-        func nextChunk() -> Int {
-            chunk = min(max(2 * (wanted - found.count), 2 * chunk, 16), 1024)
-            return min(chunk, budget - examined)
-        }
-        let walksMessages: Bool
-        var below = Int64.max
-        var after = ""
-        switch cursor {
-        case nil: walksMessages = true
-        case .message(let newest)?: walksMessages = true; below = newest
-        case .empty(let id)?: walksMessages = false; after = id.rawValue
-        }
-        // The conversations with messages, newest first, a range at a time.
-        if walksMessages {
-            while found.count < wanted {
-                guard examined < budget else { return nil }
-                let size = nextChunk()
-                let range = try sqlite { () throws(SQLiteError) in
-                    try connection.cachedStatement(sql: InboxSQL.newestRangeBelow)
-                        .firstRow(below, size) { (lowest: $0.optionalInt64(0), count: Int($0.int64(1))) }
-                }
-                guard let range, let lowest = range.lowest else { break }
-                let missing = wanted - found.count
-                found += try sqlite { () throws(SQLiteError) in
-                    try connection.cachedStatement(sql: InboxSQL.membershipsInRange)
-                        .rows(user.rawValue, below, lowest, missing, map: InboxMembership.init)
-                }.compactMap { $0 }
-                examined += range.count
-                below = lowest
-                if range.count < size { break }
+    /// SQLite's statements for `InboxWalk`: a range of the conversations
+    /// with messages (by `conversations_by_newest`) and the user's
+    /// memberships in it (a primary-key lookup each); the conversations
+    /// without messages by id, probing each.
+    private struct InboxSteps: InboxWalkSteps {
+        let reads: StoreReads
+        let user: UserID
+
+        func withMessages(below: Int64, size: Int,
+                          missing: Int) throws(StoreError) -> (found: [InboxMembership], examined: Int, next: Int64?) {
+            let range = try sqlite { () throws(SQLiteError) in
+                try reads.connection.cachedStatement(sql: InboxSQL.newestRangeBelow)
+                    .firstRow(below, size) { (lowest: $0.optionalInt64(0), count: Int($0.int64(1))) }
             }
+            guard let range, let lowest = range.lowest else { return ([], 0, nil) }
+            let found = try sqlite { () throws(SQLiteError) in
+                try reads.connection.cachedStatement(sql: InboxSQL.membershipsInRange)
+                    .rows(user.rawValue, below, lowest, missing, map: InboxMembership.init)
+            }.compactMap { $0 }
+            return (found, range.count, range.count < size ? nil : lowest)
         }
-        // Then those without messages, by id.
-        var seqs: [Int64] = []
-        while found.count + seqs.count < wanted {
-            guard examined < budget else { return nil }
+
+        func withoutMessages(after: String, size: Int,
+                             missing: Int) throws(StoreError) -> (found: [InboxMembership], examined: Int, next: String?) {
             let rows = try sqlite { () throws(SQLiteError) in
-                try connection.cachedStatement(sql: InboxSQL.emptyAfter)
-                    .rows(after, nextChunk()) { (seq: $0.int64(0), id: $0.string(1)) }
+                try reads.connection.cachedStatement(sql: InboxSQL.emptyAfter)
+                    .rows(after, size) { (seq: $0.int64(0), id: $0.string(1)) }
             }
-            if rows.isEmpty { break }
-            for row in rows where found.count + seqs.count < wanted {
+            var found: [InboxMembership] = []
+            var examined = 0
+            var last = after
+            for row in rows where found.count < missing {
                 examined += 1
-                after = row.id
-                if try isMember(user, seq: row.seq) { seqs.append(row.seq) }
+                last = row.id
+                if try reads.isMember(user, seq: row.seq), let membership = try reads.membership(of: user, seq: row.seq) {
+                    found.append(membership)
+                }
             }
+            return (found, examined, rows.isEmpty ? nil : last)
         }
-        for seq in seqs {
-            if let membership = try membership(of: user, seq: seq) { found.append(membership) }
-        }
-        return found
     }
 
     // MARK: - The user feed
@@ -339,13 +307,13 @@ extension StoreReads {
         try memberships(of: user, limit: Int.max)
     }
 
-    private func membership(of user: UserID, seq: Int64) throws(StoreError) -> InboxMembership? {
+    fileprivate func membership(of user: UserID, seq: Int64) throws(StoreError) -> InboxMembership? {
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: InboxSQL.membershipBySeq).firstRow(user.rawValue, seq, map: InboxMembership.init)
         } ?? nil
     }
 
-    private func isMember(_ user: UserID, seq: Int64) throws(StoreError) -> Bool {
+    fileprivate func isMember(_ user: UserID, seq: Int64) throws(StoreError) -> Bool {
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: InboxSQL.isMember).firstRow(seq, user.rawValue) { _ in true } ?? false
         }
