@@ -201,21 +201,9 @@ extension PostgresReads {
             let current = try currentActivity()
             guard query.since <= current else { throw .versionAhead(requested: query.since, current: current) }
             let changed = try changedConversations(of: user, since: query.since, current: current)
-            var ordered = changed.sorted { $0.activity < $1.activity }
-            let hasMore = ordered.count > query.limit
-            if hasMore { ordered.removeLast(ordered.count - query.limit) }
-            let rows = try inboxRows(of: user, seqs: ordered.filter { $0.removedID == nil }.map(\.seq))
-            var events: [InboxEvent] = []
-            events.reserveCapacity(ordered.count)
-            for change in ordered {
-                if let removedID = change.removedID {
-                    events.append(.removed(conversationID: removedID, activity: change.activity))
-                } else if let row = rows[change.seq] {
-                    events.append(.updated(row))
-                }
+            return try InboxFeedPage.make(changed, limit: query.limit, current: current) { seqs throws(StoreError) in
+                try inboxRows(of: user, seqs: seqs)
             }
-            let activity = hasMore ? ordered[ordered.count - 1].activity : current
-            return InboxChangeFeed(events: events, hasMore: hasMore, activity: activity)
         }
     }
 
@@ -229,30 +217,22 @@ extension PostgresReads {
         }
     }
 
-    /// One conversation's latest change for the user after `since`.
-    struct InboxChange {
-        var seq: Int64
-        var activity: Int64
-        /// Set for a membership that ended.
-        var removedID: ConversationID?
-    }
-
     /// The user's conversations changed after `since`, one per conversation
     /// with its latest change, unordered.
-    private func changedConversations(of user: UserID, since: Int64, current: Int64) throws(StoreError) -> [InboxChange] {
+    private func changedConversations(of user: UserID, since: Int64, current: Int64) throws(StoreError) -> [InboxConversationChange] {
         let result = current - since <= Self.feedWalkLimit
             ? try run(InboxSQL.changesByWalk, [.text(user.rawValue), .int64(since), .int64(Self.feedWalkLimit)])
             : try run(InboxSQL.changesByMemberships, [.text(user.rawValue), .int64(since)])
-        var latest: [Int64: InboxChange] = [:]
-        var removals: [InboxChange] = []
+        var latest: [Int64: InboxConversationChange] = [:]
+        var removals: [InboxConversationChange] = []
         for row in 0..<result.rowCount {
             let seq = result.int64(row, 1)
             let activity = result.int64(row, 2)
             if result.int64(row, 0) == 2 {
                 guard let id = result.optionalString(row, 3).flatMap(ConversationID.init) else { continue }
-                removals.append(InboxChange(seq: seq, activity: activity, removedID: id))
+                removals.append(InboxConversationChange(seq: seq, activity: activity, removedID: id))
             } else if (latest[seq]?.activity ?? .min) < activity {
-                latest[seq] = InboxChange(seq: seq, activity: activity)
+                latest[seq] = InboxConversationChange(seq: seq, activity: activity)
             }
         }
         // A removal row exists only while the user is not a member again.

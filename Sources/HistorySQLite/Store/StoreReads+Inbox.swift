@@ -199,20 +199,13 @@ extension StoreReads {
         let current = try currentActivity()
         guard query.since <= current else { throw .versionAhead(requested: query.since, current: current) }
         let changed = try changedConversations(of: user, since: query.since, current: current)
-        var ordered = changed.sorted { $0.activity < $1.activity }
-        let hasMore = ordered.count > query.limit
-        if hasMore { ordered.removeLast(ordered.count - query.limit) }
-        var events: [InboxEvent] = []
-        events.reserveCapacity(ordered.count)
-        for change in ordered {
-            if let removedID = change.removedID {
-                events.append(.removed(conversationID: removedID, activity: change.activity))
-            } else if let membership = try membership(of: user, seq: change.seq) {
-                events.append(.updated(try row(of: membership, user: user)))
+        return try InboxFeedPage.make(changed, limit: query.limit, current: current) { seqs throws(StoreError) in
+            var rows: [Int64: InboxRow] = [:]
+            for seq in seqs {
+                if let membership = try membership(of: user, seq: seq) { rows[seq] = try row(of: membership, user: user) }
             }
+            return rows
         }
-        let activity = hasMore ? ordered[ordered.count - 1].activity : current
-        return InboxChangeFeed(events: events, hasMore: hasMore, activity: activity)
     }
 
     /// Whether the user feed has anything after `since` (a parked wait's
@@ -223,21 +216,13 @@ extension StoreReads {
         return try !changedConversations(of: user, since: since, current: current).isEmpty
     }
 
-    /// One conversation's latest change for the user after `since`.
-    struct InboxChange {
-        var seq: Int64
-        var activity: Int64
-        /// Set for a membership that ended.
-        var removedID: ConversationID?
-    }
-
     /// The user's conversations changed after `since`, one per conversation
     /// with its latest change, unordered.
-    private func changedConversations(of user: UserID, since: Int64, current: Int64) throws(StoreError) -> [InboxChange] {
-        var latest: [Int64: InboxChange] = [:]
+    private func changedConversations(of user: UserID, since: Int64, current: Int64) throws(StoreError) -> [InboxConversationChange] {
+        var latest: [Int64: InboxConversationChange] = [:]
         func note(_ seq: Int64, _ activity: Int64) {
             if let known = latest[seq], known.activity >= activity { return }
-            latest[seq] = InboxChange(seq: seq, activity: activity)
+            latest[seq] = InboxConversationChange(seq: seq, activity: activity)
         }
         // Each change took its own value, so at most current - since
         // conversations changed: walk them, probing each, only when the
@@ -274,7 +259,7 @@ extension StoreReads {
         }
         for removal in removed {
             guard let id = ConversationID(removal.id) else { continue }
-            latest[removal.seq] = InboxChange(seq: removal.seq, activity: removal.activity, removedID: id)
+            latest[removal.seq] = InboxConversationChange(seq: removal.seq, activity: removal.activity, removedID: id)
         }
         return Array(latest.values)
     }
