@@ -37,6 +37,15 @@ if [ -z "$SERVER" ]; then
 fi
 [ -n "$SERVER" ] && [ -x "$SERVER" ] || fail "no history-server binary (swift build -c release --product history-server, or HISTORY_SERVER=path)"
 
+# nginx must close idle upstream connections before the instances do (else
+# a request sent as an instance closes one gets a 502): its keepalive_timeout
+# below the server's idle timeout, HTTPLimits' default.
+idle=$(sed -n 's/.*idleTimeout: Duration = \.seconds(\([0-9]*\)).*/\1/p' "$ROOT/Sources/HTTPCore/Parsing/HTTPLimits.swift")
+keepalive=$(sed -n 's/^ *keepalive_timeout \([0-9]*\)s;.*/\1/p' "$CONF")
+[ -n "$idle" ] && [ -n "$keepalive" ] || fail "cannot read the server's idle timeout (HTTPLimits.swift) or keepalive_timeout (in seconds) of $CONF"
+[ "$keepalive" -lt "$idle" ] || fail "$CONF: keepalive_timeout ${keepalive}s is not below the server's idle timeout ${idle}s"
+pass "nginx's upstream keepalive_timeout ${keepalive}s < the server's idle timeout ${idle}s"
+
 WORK="$(mktemp -d /tmp/history-nginx-check.XXXXXX)"
 PIDS=()
 AS_SERVER_USER=()

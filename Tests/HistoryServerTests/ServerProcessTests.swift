@@ -16,6 +16,31 @@ struct ServerProcessTests {
         #expect(result.stdout.contains("--access-log"))
     }
 
+    /// `--version` prints the version alone (what a deployment script or a
+    /// bug report asks for), and `--help` names both stores.
+    @Test func versionPrintsTheVersionAndHelpNamesBothStores() throws {
+        let version = try ServerProcess.run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout == "1.0.0\n", "\(version.stdout)")
+        let help = try ServerProcess.run(["--help"])
+        let overview = try #require(help.stdout.components(separatedBy: "USAGE:").first)
+        #expect(overview.contains("SQLite") && overview.contains("PostgreSQL"), "\(overview)")
+    }
+
+    /// Tokens mode says so on the start-up line (an open-mode line is
+    /// checked below): an operator sees at once whether anyone may act as
+    /// an administrator.
+    @Test func theStartupLineSaysTokensMode() throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let keys = folder.url.appending(path: "keys").path
+        try Data("k \(String(repeating: "s", count: 40))\n".utf8).write(to: URL(fileURLWithPath: keys))
+        let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off",
+                                                   "--jwt-hs256-secret-file", keys])
+        defer { server.stop() }
+        #expect(server.startupLine.contains(" in tokens mode, database "), "\(server.startupLine)")
+    }
+
     @Test(arguments: [["--port", "http"], ["--durability", "sometimes"], ["--unknown"]])
     func badFlagsExitTwoWithAMessage(_ arguments: [String]) throws {
         let result = try ServerProcess.run(arguments)
@@ -58,7 +83,7 @@ struct ServerProcessTests {
         defer { folder.remove() }
         let server = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"])
         defer { server.stop() }
-        #expect(server.startupLine == "history-server 1.0.0 listening on http://127.0.0.1:\(server.port) database \(folder.databasePath)")
+        #expect(server.startupLine == "history-server 1.0.0 listening on http://127.0.0.1:\(server.port) in open mode, database \(folder.databasePath)")
         let client = try server.connect()
         defer { client.close() }
         #expect(try client.request(HTTPRequest(method: .get, target: "/healthz")).status == 200)

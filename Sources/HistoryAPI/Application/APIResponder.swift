@@ -72,6 +72,9 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         rateLimits = RequestRateLimits(limits)
     }
 
+    /// The router's routes, `METHOD /pattern` (for the contract check).
+    var routeLabels: [String] { router.routeLabels }
+
     public func handle(_ request: HTTPRequest, context: any RequestContext,
                        respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult {
         let slot = AnswerSlot(respond: respond)

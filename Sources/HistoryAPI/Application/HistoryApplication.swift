@@ -26,6 +26,8 @@ public final class HistoryApplication: Sendable {
     private let responder: APIResponder
     private let accessLog: AccessLog?
     private let server: HTTPServer
+    /// Open or tokens, for the start-up line: who may connect depends on it.
+    private let accessModeName: String
 
     /// Loads the token keys, then opens the store (creating and migrating
     /// it when needed); does not listen yet.
@@ -40,6 +42,7 @@ public final class HistoryApplication: Sendable {
         } catch {
             throw .configuration(error)
         }
+        accessModeName = access.isOpen ? "open" : "tokens"
         if access.isOpen && !AccessMode.isLoopback(host: configuration.host) {
             logger.warning("--insecure-no-auth: every request on \(configuration.host) acts as an administrator, without a token")
         }
@@ -125,9 +128,10 @@ public final class HistoryApplication: Sendable {
         return "http://\(host):\(port)"
     }
 
-    /// The one line `history-server` prints when it is ready.
+    /// The one line `history-server` prints when it is ready; it says the
+    /// mode, since an open-mode server gives every caller admin rights.
     public var startupLine: String {
-        "history-server \(Self.version) listening on \(address) database \(configuration.displayedDatabase)"
+        "history-server \(Self.version) listening on \(address) in \(accessModeName) mode, database \(configuration.displayedDatabase)"
     }
 
     /// Graceful stop: stop accepting and close idle connections; answer

@@ -118,6 +118,12 @@ public struct Router: Sendable {
         }
     }
 
+    /// Every route as `METHOD /pattern`, in the order added: the contract
+    /// check (`ContractCoverageTests`) compares them with docs/API.md.
+    var routeLabels: [String] {
+        routes.flatMap { $0.methods.map(\.label) }
+    }
+
     /// The methods `path` takes (for a CORS preflight) and its pattern;
     /// nil when no route takes the path.
     func methods(forPath path: Substring) -> (methods: [HTTPMethod], pattern: String)? {

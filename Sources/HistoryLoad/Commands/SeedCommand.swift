@@ -91,6 +91,9 @@ struct SeedCommand: ParsableCommand {
             "  largest \(plan.conversationID(0)): \(Format.grouped(sizes.first ?? 0)) messages; smallest: \(Format.grouped(sizes.last ?? 0))",
             "  replies \(Format.grouped(outcome.replies)), edits \(Format.grouped(outcome.edits)), deletes \(Format.grouped(outcome.deletes))",
         ]
+        if outcome.rateLimitWaits > 0 {
+            lines.append("  rate-limited: waited out Retry-After \(Format.grouped(outcome.rateLimitWaits)) times (not failures)")
+        }
         if outcome.membersAdded + outcome.membersExisting > 0 {
             lines.append("  members \(Format.grouped(outcome.membersAdded)) added, \(Format.grouped(outcome.membersExisting)) already there")
         }

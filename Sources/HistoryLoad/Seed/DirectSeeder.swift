@@ -75,7 +75,10 @@ enum DirectSeeder {
 
         try addMembers(members, plan: plan, store: store, outcome: &outcome)
 
-        // Messages: one transaction per chunk; replies point at ids of earlier chunks.
+        // Messages: one transaction per chunk; replies point at ids of earlier
+        // chunks, so a conversation's first chunks double from one message
+        // (1, 1, 2, 4...) up to `chunkSize`: a small conversation gets its
+        // replies too, and only its first message has nothing to reply to.
         var changes: [(conversation: ConversationID, id: Int64, delete: Bool)] = []
         for (index, size) in plan.sizes().enumerated() where size > 0 {
             let conversation = ConversationID(plan.conversationID(index))!
@@ -88,7 +91,7 @@ enum DirectSeeder {
                 throw LoadError("loading \(conversation): \(error)")
             }
             while start < size {
-                let count = min(chunkSize, size - start)
+                let count = min(chunkSize, size - start, max(1, known.count))
                 var batch: [NewMessage] = []
                 batch.reserveCapacity(count)
                 for _ in 0..<count {
@@ -108,8 +111,10 @@ enum DirectSeeder {
                 }
                 known.append(contentsOf: ids)
                 outcome.messages += ids.count
-                // A few edits and deletes, capped so a million-message load stays fast.
-                for _ in 0..<max(1, count / 100) where changes.count < 20_000 {
+                // About one edit or delete per 100 messages (a chunk of fewer
+                // draws for its share), capped so a million-message load stays fast.
+                let share = count / 100 + (Int.random(in: 0..<100, using: &random) < count % 100 ? 1 : 0)
+                for _ in 0..<share where changes.count < 20_000 {
                     let roll = Int.random(in: 0..<(SeedMix.editPermille + SeedMix.deletePermille), using: &random)
                     changes.append((conversation, Int64.random(in: ids, using: &random), roll >= SeedMix.editPermille))
                 }

@@ -6,6 +6,7 @@ import ToolSupport
 /// Fills a server over HTTP: creates the conversations, then appends their
 /// messages from several keep-alive connections in parallel, pipelining a
 /// few posts per connection, with replies, edits and deletes mixed in.
+/// A rate-limited server's 429s are waited out (`RateLimitedExchange`).
 enum HTTPSeeder {
     struct Outcome: Sendable {
         var conversationsCreated = 0
@@ -16,6 +17,8 @@ enum HTTPSeeder {
         var deletes = 0
         var membersAdded = 0
         var membersExisting = 0
+        /// Rounds of waiting out a 429's `Retry-After` (not failures).
+        var rateLimitWaits = 0
         var failures: [String: Int] = [:]
 
         mutating func add(_ other: Outcome) {
@@ -27,6 +30,7 @@ enum HTTPSeeder {
             deletes += other.deletes
             membersAdded += other.membersAdded
             membersExisting += other.membersExisting
+            rateLimitWaits += other.rateLimitWaits
             failures.merge(other.failures, uniquingKeysWith: +)
         }
 
@@ -78,16 +82,15 @@ enum HTTPSeeder {
         var index = 0
         while index < plan.conversations {
             let batch = index..<min(plan.conversations, index + 64)
-            for i in batch {
+            let requests = batch.map { i in
                 var body = Array(#"{"id":""#.utf8)
                 body += plan.conversationID(i).utf8
                 body += #"","title":"Load test conversation "#.utf8
                 body += String(i).utf8
                 body += #""}"#.utf8
-                try connection.send(request(.post, "/v1/conversations", body: body, authorization: authorization))
+                return request(.post, "/v1/conversations", body: body, authorization: authorization)
             }
-            for _ in batch {
-                let response = try connection.receive()
+            for response in try RateLimitedExchange.send(requests, on: connection, waited: &outcome.rateLimitWaits) {
                 switch response.status {
                 case 201: outcome.conversationsCreated += 1
                 case 409: outcome.conversationsExisting += 1
@@ -112,11 +115,8 @@ enum HTTPSeeder {
             var start = 0
             while start < members.count {
                 let batch = members[start..<min(members.count, start + 64)]
-                for user in batch {
-                    try connection.send(request(.put, prefix + user, body: body, authorization: authorization))
-                }
-                for _ in batch {
-                    let response = try connection.receive()
+                let requests = batch.map { user in request(.put, prefix + user, body: body, authorization: authorization) }
+                for response in try RateLimitedExchange.send(requests, on: connection, waited: &outcome.rateLimitWaits) {
                     switch response.status {
                     case 201: outcome.membersAdded += 1
                     case 200: outcome.membersExisting += 1
@@ -139,6 +139,7 @@ enum HTTPSeeder {
         var sent = 0
         while sent < chunk.count {
             let batch = min(pipelineDepth, chunk.count - sent)
+            var posts: [HTTPRequest] = []
             for offset in 0..<batch {
                 let number = chunk.first + sent + offset
                 var replyTo: Int64?
@@ -149,10 +150,9 @@ enum HTTPSeeder {
                 let body = TextGenerator.appendJSON(sender: TextGenerator.sender(using: &random),
                                                     body: TextGenerator.body(using: &random),
                                                     clientID: "seed-\(plan.seed)-\(conversation)-\(number)", replyTo: replyTo)
-                try connection.send(request(.post, messagesPath, body: body, authorization: authorization))
+                posts.append(request(.post, messagesPath, body: body, authorization: authorization))
             }
-            for _ in 0..<batch {
-                let response = try connection.receive()
+            for response in try RateLimitedExchange.send(posts, on: connection, waited: &outcome.rateLimitWaits) {
                 if response.status == 201 || response.status == 200, let id = PostUser.messageID(response.body) {
                     acked.append(id)
                     outcome.messages += 1
@@ -172,10 +172,12 @@ enum HTTPSeeder {
                     var body = Array(#"{"body":""#.utf8)
                     body += TextGenerator.body(using: &random).utf8
                     body += #" (edited)"}"#.utf8
-                    let response = try connection.request(request(.patch, "\(messagesPath)/\(id)", body: body, authorization: authorization))
+                    let response = try RateLimitedExchange.request(request(.patch, "\(messagesPath)/\(id)", body: body, authorization: authorization),
+                                                                   on: connection, waited: &outcome.rateLimitWaits)
                     if response.status == 200 { outcome.edits += 1 } else { outcome.fail("edit", response) }
                 } else {
-                    let response = try connection.request(request(.delete, "\(messagesPath)/\(id)", body: [], authorization: authorization))
+                    let response = try RateLimitedExchange.request(request(.delete, "\(messagesPath)/\(id)", body: [], authorization: authorization),
+                                                                   on: connection, waited: &outcome.rateLimitWaits)
                     if response.status == 200 { outcome.deletes += 1; deleted.insert(id) } else { outcome.fail("delete", response) }
                 }
             }

@@ -11,7 +11,8 @@ import HistoryAPI
 /// ```
 enum ServerLaunch: Hashable, Sendable {
     case run(ServerConfiguration)
-    /// `--help` or `-h`, anywhere: the text to print before exiting 0.
+    /// `--help`, `-h` or `--version`, anywhere: the text to print before
+    /// exiting 0.
     case help(String)
 
     /// Reads `arguments` (without the program name) through argument-parser,

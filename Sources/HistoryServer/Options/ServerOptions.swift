@@ -20,7 +20,8 @@ import HistorySQLite
 struct ServerOptions: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history-server",
-        abstract: "Serves chat history (API v1) over HTTP/1.1 from a SQLite file."
+        abstract: "Serves chat history (API v1) over HTTP/1.1 from a SQLite file or a PostgreSQL database (--database).",
+        version: HistoryApplication.version
     )
 
     private static let defaults = ServerConfiguration()
