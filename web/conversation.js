@@ -340,6 +340,7 @@ export class ConversationScreen {
       this.bottomEdge.textContent = model.attachedToTail ? ""
         : (this.loading === "newer" ? "Loading newer messages…" : "Newer messages");
     }
+    this.bottomEdge.classList.toggle("at-tail", model.isLoaded && model.attachedToTail);
     this.scroller.dataset.hasOlder = String(model.hasOlder);
     this.scroller.dataset.attached = String(model.attachedToTail);
   }
