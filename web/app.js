@@ -126,7 +126,7 @@ function showSignIn(message = null) {
 
 function askViewAs() {
   const field = h("input", { id: "view-as", name: "user", value: session.user ?? "", autocomplete: "off",
-    pattern: USER_ID.source, required: true });
+    pattern: "[A-Za-z0-9_.@\\-]{1,64}", required: true });
   const dialog = h("form", { class: "card view-as", onsubmit: (event) => {
     event.preventDefault();
     const value = field.value.trim();

@@ -20,7 +20,7 @@ export class InboxScreen {
     this.more = h("button", { type: "button", class: "more", hidden: true, onclick: () => this.loadMore() },
       "More conversations");
     const openField = h("input", { id: "open-cid", name: "cid", placeholder: "conversation id", autocomplete: "off",
-      pattern: "[A-Za-z0-9_-]{1,64}", required: true });
+      pattern: "[A-Za-z0-9_\\-]{1,64}", required: true });
     const openForm = h("form", { class: "open-by-id", onsubmit: (event) => {
       event.preventDefault();
       const cid = openField.value.trim();
@@ -119,7 +119,8 @@ export class InboxScreen {
       : h("em", {}, "No messages yet");
     return h("li", { class: `inbox-row${unread ? " unread" : ""}`, dataset: { cid: conversation.id } },
       h("a", { href: `#/conversations/${encodeURIComponent(conversation.id)}` },
-        h("span", { class: "title" }, conversation.title || conversation.id),
+        h("span", { class: "title" }, conversation.title || conversation.id,
+          conversation.title && conversation.title !== conversation.id ? h("span", { class: "cid" }, conversation.id) : null),
         last ? h("time", { datetime: last.created_at }, shortTime(last.created_at)) : null,
         h("span", { class: "preview" }, preview),
         unread));

@@ -154,4 +154,8 @@ def make_driver(width=1000, height=800):
     service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
     driver = webdriver.Chrome(options=options, service=service)
     driver.set_script_timeout(30)
+    if width < 500:
+        # Chromium's windows are at least 500 px wide: emulate a narrower screen.
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": True})
     return driver
