@@ -20,7 +20,7 @@ return null;
 
 def test_opens_at_the_bottom_of_100000_messages_and_keeps_the_row_being_read_still(browser, open_server, api):
     conversation = api.conversation(BIG)
-    assert conversation["message_count"] == 100_000
+    assert conversation["message_count"] >= 100_000
     s = open_conversation(browser, open_server.url, BIG)
     assert s["lastId"] == conversation["newest_id"]
     assert s["rows"] == PAGE
