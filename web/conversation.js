@@ -109,7 +109,8 @@ export class ConversationScreen {
     }
     if (this.destroyed) return;
     this.title.textContent = meta.title || meta.id;
-    this.subtitle.textContent = `${meta.id} · ${meta.message_count.toLocaleString("en")} messages`;
+    const count = meta.message_count;
+    this.subtitle.textContent = `${meta.id} · ${count.toLocaleString("en")} ${count === 1 ? "message" : "messages"}`;
     const loaded = await this.load(messageID !== null ? { kind: "jump", id: messageID } : { kind: "open" }, "open");
     if (!loaded || this.destroyed) return;
     this.startFeed(this.model.newestReadVersion);

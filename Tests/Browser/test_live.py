@@ -38,6 +38,7 @@ def test_a_jump_to_a_replys_original_and_back(browser, open_server, api):
       const r = arguments[0].getBoundingClientRect(), s = document.querySelector('.scroller').getBoundingClientRect();
       return r.top >= s.top && r.bottom <= s.bottom;""", original), "the original is not on screen"
     assert browser.current_url.endswith(f"/messages/{original_id}")
+    screenshot(browser, "conversation-jump")
 
     before = state(browser)
     browser.find_element("css selector", ".back-to").click()
@@ -87,6 +88,7 @@ def test_a_send_while_the_server_is_stopped_is_stored_exactly_once_after_it_rest
             composer.send_keys("sent while the server was down")
             driver.find_element("css selector", ".composer button[type=submit]").click()
             pending = wait_until(lambda: driver.find_elements("css selector", ".pending-rows li"), message="a pending row")
+            screenshot(driver, "conversation-pending")
             assert pending[0].get_attribute("data-state") == "pending"
             assert "Sending" in pending[0].text
             time.sleep(1.5)  # retried meanwhile, still pending

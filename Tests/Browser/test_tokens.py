@@ -8,7 +8,7 @@ from pathlib import Path
 import jwt
 
 from harness import API, Server
-from page import load, state, wait_until
+from page import load, screenshot, state, wait_until
 
 SECRET = "browser-test-secret-0123456789abcdef0123456789"
 
@@ -38,6 +38,7 @@ def test_a_stranger_cannot_open_a_conversation_and_the_token_stays_in_memory(bro
             browser.find_element("css selector", ".sign-in button[type=submit]").click()
             wait_until(lambda: "refused" in browser.find_element("css selector", ".sign-in .error").text,
                        message="a bad signature refused")
+            screenshot(browser, "sign-in")
 
             token = mint("alice")
             field = browser.find_element("css selector", "#token")
