@@ -152,3 +152,27 @@ def test_readable_at_320_px(open_server, api):
         screenshot(driver, "inbox-320px")
     finally:
         driver.quit()
+
+
+def test_a_jump_to_the_first_unread_message_from_the_inbox(browser, open_server, api):
+    cid = "chat-0001"
+    api.add_member(cid, "reader-1")  # a new member: everything is unread
+    row = next(r for r in api.call("GET", "/v1/users/reader-1/conversations")["conversations"]
+               if r["conversation"]["id"] == cid)
+    first_unread = row["first_unread_id"]
+    assert first_unread == api.all_messages(cid)[0]["id"]
+    load(browser, f"{open_server.url}/#/inbox", view_as="reader-1")
+    link = wait_until(lambda: browser.find_elements("css selector", f'.inbox-row[data-cid="{cid}"] a'), message="the row")
+    link[0].click()
+    wait_until(lambda: (s := state(browser)) and s["updates"] >= 1 and not s["loading"], message="the conversation")
+    assert first_unread < state(browser)["first"], "the first unread was already loaded"
+    before = state(browser)
+    browser.find_element("css selector", ".first-unread").click()
+    after = wait_for_update(browser, before["updates"], "the jump to the first unread")
+    assert "jumped" in after["last"] and after["first"] == first_unread
+    marked = browser.find_element("css selector", f'ol.rows > li[data-id="{first_unread}"]')
+    assert "first-unread-row" in marked.get_attribute("class") and "New messages" in browser.execute_script(
+        "return getComputedStyle(arguments[0], '::before').content", marked)
+    assert browser.execute_script("""
+      const r = arguments[0].getBoundingClientRect(), s = document.querySelector('.scroller').getBoundingClientRect();
+      return r.top >= s.top && r.bottom <= s.bottom;""", marked), "the first unread is not on screen"
