@@ -32,6 +32,7 @@ def test_opens_at_the_bottom_of_100000_messages_and_keeps_the_row_being_read_sti
     # at the top of the screen must stay where it was while older rows are
     # prepended and, past capacity, the newest rows trimmed.
     prepends = trims = 0
+    movements = []
     for _ in range(8):
         before = state(browser)
         row_id, top = browser.execute_script("document.querySelector('.scroller').scrollTop = 0;"
@@ -41,6 +42,7 @@ def test_opens_at_the_bottom_of_100000_messages_and_keeps_the_row_being_read_sti
         assert after["first"] < before["first"]
         moved = browser.execute_script(ROW_TOP, row_id) - top
         assert abs(moved) <= 1, f"row {row_id} moved {moved} px on {after['last']}"
+        movements.append(abs(moved))
         assert after["rows"] <= CAPACITY
         prepends += 1
         trims += "trimmed" in after["last"]
@@ -71,7 +73,10 @@ def test_opens_at_the_bottom_of_100000_messages_and_keeps_the_row_being_read_sti
         assert changes[0].startswith("appended trimmed"), changes
         moved = browser.execute_script(ROW_TOP, row_id) - top
         assert abs(moved) <= 1, f"row {row_id} moved {moved} px on {after['last']}"
+        movements.append(abs(moved))
     assert appends >= 3
+    print(f"{prepends} prepends ({trims} with a trim), {appends} appends: the row being read moved at most "
+          f"{max(movements)} px")
     s = state(browser)
     assert s["lastId"] == conversation["newest_id"]
     assert s["maxRows"] <= CAPACITY, f"{s['maxRows']} rows were rendered at once"
