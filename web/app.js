@@ -62,6 +62,7 @@ function route() {
     }
     show(new ConversationScreen({ session, cid: target.cid, messageID: target.messageID }));
   } else {
+    document.title = "Inbox · Chat history";
     show(new InboxScreen({ session, onChooseUser: askViewAs }));
   }
 }
@@ -151,6 +152,12 @@ function askViewAs() {
 }
 
 // MARK: start
+
+// The skip link moves focus, not the hash (which is the app's route).
+document.querySelector(".skip")?.addEventListener("click", (event) => {
+  event.preventDefault();
+  main.focus();
+});
 
 async function start() {
   try {

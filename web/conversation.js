@@ -109,6 +109,7 @@ export class ConversationScreen {
     }
     if (this.destroyed) return;
     this.title.textContent = meta.title || meta.id;
+    document.title = `${meta.title || meta.id} · Chat history`;
     const count = meta.message_count;
     this.subtitle.textContent = `${meta.id} · ${count.toLocaleString("en")} ${count === 1 ? "message" : "messages"}`;
     const loaded = await this.load(messageID !== null ? { kind: "jump", id: messageID } : { kind: "open" }, "open");
