@@ -72,6 +72,24 @@ let package = Package(
             plugins: ["EmbedMigrations"]
         ),
 
+        // MARK: - Web viewer
+        // The files of web/ (HTML, CSS, JavaScript modules), embedded at
+        // build time so the one binary serves them.
+        .executableTarget(
+            name: "WebAssetEmbedder",
+            swiftSettings: strictSettings
+        ),
+        .plugin(
+            name: "EmbedWebViewer",
+            capability: .buildTool(),
+            dependencies: ["WebAssetEmbedder"]
+        ),
+        .target(
+            name: "WebViewerAssets",
+            swiftSettings: strictSettings,
+            plugins: ["EmbedWebViewer"]
+        ),
+
         // MARK: - HTTP
         // epoll and timerfd, which Glibc's Swift module does not export.
         .target(name: "CSystem"),
@@ -83,7 +101,7 @@ let package = Package(
         .target(
             name: "HistoryAPI",
             dependencies: [
-                "HistoryStore", "HistorySQLite", "HistoryPostgres", "HTTPCore",
+                "HistoryStore", "HistorySQLite", "HistoryPostgres", "HTTPCore", "WebViewerAssets",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings

@@ -13,7 +13,9 @@
 # - openssl: the tests make ES256 keys and random secrets with it;
 # - python3 with PyJWT and cryptography: the tests check our tokens against
 #   an independent implementation of JWT;
-# - curl, sqlite3: the scripts and the documented commands use them.
+# - curl, sqlite3: the scripts and the documented commands use them;
+# - chromium, chromium-driver, selenium and pytest: the web viewer's tests
+#   drive a real headless browser (Tests/Browser).
 #
 # With --ci, also what .ci/run's checks use: nginx-light
 # (scripts/check_nginx_upstream.sh, scripts/check_several_instances.sh),
@@ -50,6 +52,8 @@ packages=(
     "python3:/usr/bin/python3"
     "curl:/usr/bin/curl"
     "sqlite3:/usr/bin/sqlite3"
+    "chromium:/usr/bin/chromium"
+    "chromium-driver:/usr/bin/chromedriver"
 )
 [ "$ci" = yes ] && packages+=("nginx-light:/usr/sbin/nginx")
 
@@ -57,6 +61,8 @@ if [ "$mode" = list ]; then
     for entry in "${packages[@]}"; do echo "${entry%%:*}"; done
     echo "python3-jwt (or pip: PyJWT)"
     echo "python3-cryptography (or pip: cryptography)"
+    echo "python3-selenium (or pip: selenium)"
+    echo "python3-pytest (or pip: pytest)"
     [ "$ci" = yes ] && { echo "python3-yaml (or pip: PyYAML)"; echo "pip: openapi-spec-validator"; }
     exit 0
 fi
@@ -76,7 +82,8 @@ done
 
 # Python modules: for the python3 the tests run (the first on PATH). When
 # that is Debian's own, Debian's packages; another (pyenv, a venv): pip.
-python_modules=("jwt:python3-jwt:PyJWT" "cryptography:python3-cryptography:cryptography")
+python_modules=("jwt:python3-jwt:PyJWT" "cryptography:python3-cryptography:cryptography"
+                "selenium:python3-selenium:selenium" "pytest:python3-pytest:pytest")
 [ "$ci" = yes ] && python_modules+=("yaml:python3-yaml:PyYAML")
 python_is_debians() { [ "$(command -v python3 || true)" = /usr/bin/python3 ] || ! command -v python3 >/dev/null; }
 pip_missing=()

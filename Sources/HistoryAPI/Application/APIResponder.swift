@@ -7,7 +7,8 @@ import HistorySQLite
 ///
 /// Before routing, in this order, each step answering on its own when it
 /// refuses:
-/// 1. `Host` (421 `misdirected_request` on a loopback bind);
+/// 1. `Host` (421 `misdirected_request` on a loopback bind), then the web
+///    viewer's files (`WebViewer`, when on), which need no token;
 /// 2. a listed origin's CORS preflight (`OPTIONS`: 204, or 404 for a path
 ///    no route takes), which carries no token by design;
 /// 3. authentication of `/v1` and `/metrics` (401): a request without a
@@ -37,12 +38,13 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
     private let logger: Logger
     private let rateLimits: RequestRateLimits
     private let readPool: ReadPool
+    private let webViewer: WebViewer?
 
     /// `readThreads`: the threads of the read pool, as many as the store
     /// has reader connections (`StoreConfiguration.readerCount`).
     public init(store: any HistoryStore, metrics: Metrics, logger: Logger, accessLog: AccessLog?,
                 access: AccessMode = .open, browser: BrowserSafety = .permissive, limits: ClientLimits = ClientLimits(),
-                readThreads: Int = 4) {
+                readThreads: Int = 4, webViewer: WebViewer? = nil) {
         let longPolls = LongPollRegistry(maximumPerClient: limits.maximumParkedPollsPerClient)
         let readPool = ReadPool(threads: readThreads)
         // Removals through other instances reach their parked polls here.
@@ -69,6 +71,7 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         self.accessLog = accessLog
         self.longPolls = longPolls
         self.readPool = readPool
+        self.webViewer = webViewer
         rateLimits = RequestRateLimits(limits)
     }
 
@@ -91,6 +94,10 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
                           respond: @escaping @Sendable (HTTPResponse) -> Void) {
         if let error = browser.hostError(request) {
             respond(error.response(route: router.label(for: request)))
+            return
+        }
+        if let webViewer, let response = webViewer.response(to: request) {
+            respond(response)
             return
         }
         var respond = respond

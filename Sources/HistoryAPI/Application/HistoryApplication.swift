@@ -60,7 +60,8 @@ public final class HistoryApplication: Sendable {
         let responder = APIResponder(store: store, metrics: metrics, logger: logger, accessLog: accessLog,
                                      access: access, browser: browser,
                                      limits: configuration.clientLimits(tokensMode: !access.isOpen),
-                                     readThreads: readerCount)
+                                     readThreads: readerCount,
+                                     webViewer: configuration.webViewer ? WebViewer() : nil)
         let httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                         maximumConnections: configuration.maximumConnections,
                                                         maximumConnectionsPerPeer: configuration.maximumConnectionsPerClient,

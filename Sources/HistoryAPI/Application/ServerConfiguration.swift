@@ -57,6 +57,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// is a server session counted against its `max_connections`).
     public var readConnections: Int?
 
+    /// Whether `/` serves the web viewer (`WebViewer`); off, `/` is 404.
+    public var webViewer = true
+
     /// What `--read-connections` accepts.
     public static let readConnectionsRange = 1...256
 

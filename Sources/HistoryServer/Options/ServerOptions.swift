@@ -63,6 +63,13 @@ struct ServerOptions: ParsableCommand {
             transform: SettingValue.onOff)
     var accessLog: Bool?
 
+    @Option(name: .customLong("web-viewer"),
+            help: .setting("The web app for people at / (inbox and conversations, on this API); off: / is 404.",
+                           variable: "HISTORY_WEB_VIEWER", default: SettingValue.onOffName(ServerOptions.defaults.webViewer),
+                           valueName: "on|off"),
+            transform: SettingValue.onOff)
+    var webViewer: Bool?
+
     // MARK: Identity and access
 
     @Option(name: .customLong("jwt-hs256-secret-file"),
@@ -190,6 +197,8 @@ struct ServerOptions: ParsableCommand {
             ?? configuration.logLevel
         configuration.accessLog = try environment.override(accessLog, "HISTORY_ACCESS_LOG", SettingValue.onOff)
             ?? configuration.accessLog
+        configuration.webViewer = try environment.override(webViewer, "HISTORY_WEB_VIEWER", SettingValue.onOff)
+            ?? configuration.webViewer
         configuration.jwtHS256SecretFile = try environment.override(jwtHS256SecretFile, "HISTORY_JWT_HS256_SECRET_FILE",
                                                                      SettingValue.nonEmpty)
         configuration.jwtES256PublicKeys = try environment.overrideList(jwtES256PublicKeys, "HISTORY_JWT_ES256_PUBLIC_KEY",
