@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import HistoryStore
+import HistorySQLite
 import HistoryTestSupport
 import Testing
 @testable import HistoryAPI
