@@ -18,7 +18,7 @@ protocol FeedAnswer: Sendable {
 /// to `wait` when nothing changed yet (nil: answer at once).
 protocol FeedSource: Sendable {
     associatedtype Answer: FeedAnswer
-    func answer(from client: HistoryClient, since: Int64, wait: Duration?) async throws -> Answer
+    func answer(from client: ChatHistoryClient, since: Int64, wait: Duration?) async throws -> Answer
 }
 
 /// The polling loop every long-polled feed shares: one position, retries
@@ -27,10 +27,10 @@ protocol FeedSource: Sendable {
 /// The position only ever becomes the `since` returned by an answer whose
 /// events were all handed out, so a failed poll (a dropped connection, a
 /// server restarting on the same database, a 401 `token_expired` answered
-/// with a fresh token by ``HistoryClient``'s retry) is simply asked again
+/// with a fresh token by ``ChatHistoryClient``'s retry) is simply asked again
 /// from the same position after a backoff: nothing is lost, nothing repeats.
 struct FeedPoller<Source: FeedSource>: Sendable {
-    let client: HistoryClient
+    let client: ChatHistoryClient
     let source: Source
     /// The `since` of the next poll: the position of the last answer.
     private(set) var position: Int64
@@ -38,7 +38,7 @@ struct FeedPoller<Source: FeedSource>: Sendable {
     private var hasMore = false
     private var consecutiveFailures = 0
 
-    init(client: HistoryClient, source: Source, since: Int64) {
+    init(client: ChatHistoryClient, source: Source, since: Int64) {
         self.client = client
         self.source = source
         self.position = since
@@ -63,12 +63,20 @@ struct FeedPoller<Source: FeedSource>: Sendable {
             } catch is CancellationError {
                 return nil
             } catch let error as HistoryClientError where error.isTransient {
-                consecutiveFailures += 1
                 let policy = configuration.reconnect
-                if let maximum = policy.maximumAttempts, consecutiveFailures >= maximum {
-                    throw error
+                let delay: Duration
+                if let retryAfter = error.retryAfter {
+                    // The server said when to come back (a 429, a 503 while
+                    // it restarts): not a failure of the connection, so it
+                    // neither grows the backoff nor counts toward giving up.
+                    delay = Swift.max(retryAfter, policy.initialDelay)
+                } else {
+                    consecutiveFailures += 1
+                    if let maximum = policy.maximumAttempts, consecutiveFailures >= maximum {
+                        throw error
+                    }
+                    delay = policy.delay(afterFailures: consecutiveFailures, randomFraction: Double.random(in: 0..<1))
                 }
-                let delay = policy.delay(afterFailures: consecutiveFailures, randomFraction: Double.random(in: 0..<1))
                 do {
                     try await Task.sleep(for: delay)
                 } catch {
@@ -79,17 +87,14 @@ struct FeedPoller<Source: FeedSource>: Sendable {
         return nil
     }
 
-    /// The next answers joined until one says nothing more is waiting, and
-    /// not empty: what a consumer applying changes together wants. Nil when
-    /// the task is cancelled.
-    mutating func nextCompleteAnswer() async throws -> (events: [Source.Answer.Event], position: Int64)? {
-        var events: [Source.Answer.Event] = []
+    /// The next answer that carries events, as the server paged it: a long
+    /// `has_more` chain (an app back after an hour) comes one page at a time,
+    /// so a consumer can apply each page at once, or stop and reopen at the
+    /// newest page instead of replaying the rest. Nil when the task is cancelled.
+    mutating func nextNonEmptyAnswer() async throws -> Source.Answer? {
         while true {
             guard let answer = try await nextAnswer() else { return nil }
-            events += answer.events
-            if !answer.hasMore, !events.isEmpty {
-                return (events, answer.position)
-            }
+            if !answer.events.isEmpty { return answer }
         }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// How a ``HistoryClient`` talks to the server, each setting with its default.
+/// How a ``ChatHistoryClient`` talks to the server, each setting with its default.
 public struct HistoryClientConfiguration: Sendable {
     /// How long an ordinary request may take. Default: 15 seconds (mobile
     /// networks stall; a page of 50 messages is a few kilobytes).

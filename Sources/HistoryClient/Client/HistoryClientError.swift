@@ -1,6 +1,6 @@
 import Foundation
 
-/// Everything a ``HistoryClient`` call can fail with.
+/// Everything a ``ChatHistoryClient`` call can fail with.
 ///
 /// Three different failures need three different reactions, so they are
 /// three cases: the server answered with the contract's error (show it, or
@@ -27,6 +27,12 @@ public enum HistoryClientError: Error, Sendable, CustomStringConvertible {
         if case .server(let error) = self { error.code } else { nil }
     }
 
+    /// How long the server asked the client to wait before asking again
+    /// (`Retry-After` of a 429 or 503), when it said.
+    public var retryAfter: Duration? {
+        if case .server(let error) = self { error.retryAfter } else { nil }
+    }
+
     /// The HTTP status, when there was an answer.
     public var status: Int? {
         switch self {
@@ -39,7 +45,8 @@ public enum HistoryClientError: Error, Sendable, CustomStringConvertible {
     /// Whether the same request may succeed later unchanged: no answer at all,
     /// or a server that is restarting, overloaded, between stores or out of
     /// disk (507: nothing was stored, and a post retried with its
-    /// `client_id` is stored once). The event stream reconnects on these and
+    /// `client_id` is stored once), or a 429 (`rate_limited`,
+    /// `too_many_requests`: wait ``retryAfter``, then ask again). The event stream reconnects on these and
     /// gives up on the others.
     public var isTransient: Bool {
         switch self {
@@ -47,7 +54,8 @@ public enum HistoryClientError: Error, Sendable, CustomStringConvertible {
             true
         case .server(let error):
             error.status == 503 || error.status == 502 || error.status == 504 || error.status == 408
-                || error.status == 507 || error.code == .internalError
+                || error.status == 507 || error.status == 429 || error.code == .internalError
+                || error.code == .rateLimited || error.code == .tooManyRequests
         case .undecodableResponse(let status, _):
             status == 502 || status == 503 || status == 504
         case .invalidRequest, .tokenUnavailable:
@@ -74,11 +82,31 @@ public struct HistoryServerError: Error, Hashable, Sendable, CustomStringConvert
     public var code: HistoryErrorCode
     /// Human text from the server; names the field and the rule for validation errors.
     public var message: String
+    /// The answer's `Retry-After` (whole seconds, or an HTTP date), if any:
+    /// a 429 always carries one, and feeds wait at least that long.
+    public var retryAfter: Duration?
 
-    public init(status: Int, code: HistoryErrorCode, message: String) {
+    public init(status: Int, code: HistoryErrorCode, message: String, retryAfter: Duration? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.retryAfter = retryAfter
+    }
+
+    /// Reads a `Retry-After` value: delta-seconds, or an IMF-fixdate
+    /// (RFC 9110 section 10.2.3). Nil when absent or unreadable.
+    public static func parseRetryAfter(_ value: String?, now: Date = Date()) -> Duration? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Int64(value), seconds >= 0 {
+            return .seconds(Swift.min(seconds, 3600))
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        guard let date = formatter.date(from: value) else { return nil }
+        let seconds = Swift.min(Swift.max(date.timeIntervalSince(now), 0), 3600)
+        return .milliseconds(Int64(seconds * 1000))
     }
 
     public var description: String { "HTTP \(status) \(code): \(message)" }

@@ -78,6 +78,12 @@ public struct HistoryErrorCode: RawRepresentable, Hashable, Sendable, CustomStri
     public static let notImplemented: HistoryErrorCode = "not_implemented"
     public static let httpVersionNotSupported: HistoryErrorCode = "http_version_not_supported"
 
+    // MARK: - 429: transient, wait `Retry-After`
+    /// The client's read or write rate is spent; the answer says when to come back.
+    public static let rateLimited: HistoryErrorCode = "rate_limited"
+    /// Too many long-polls of this client are parked at once.
+    public static let tooManyRequests: HistoryErrorCode = "too_many_requests"
+
     // MARK: - 5xx
     public static let internalError: HistoryErrorCode = "internal_error"
     public static let tooManyConnections: HistoryErrorCode = "too_many_connections"

@@ -29,8 +29,8 @@ public struct HistoryEventStream: AsyncSequence, Sendable {
 
     let poller: FeedPoller<ConversationEventSource>
 
-    /// The same feed, one element per complete answer (a `has_more` chain
-    /// joined into one batch), for consumers that apply changes together.
+    /// The same feed, one element per answer of the server (a page of a
+    /// `has_more` chain, never joined), for consumers that apply changes together.
     public var batches: HistoryEventBatchStream {
         HistoryEventBatchStream(poller: poller)
     }
@@ -56,9 +56,13 @@ public struct HistoryEventStream: AsyncSequence, Sendable {
     }
 }
 
-/// The change feed as complete answers: each element joins a `has_more`
-/// chain into one batch whose `version` is the position after it. Empty
-/// answers (a long-poll that timed out) are not yielded.
+/// The change feed as the server's answers: one element per page, whose
+/// `hasMore` says another follows at once and whose `version` is the
+/// position after it. Empty answers (a long-poll that timed out) are not
+/// yielded. A long absence arrives page by page, so a consumer holds one
+/// page at a time and may stop (reopen at the newest page) instead of
+/// replaying it all; a message the compacted feed lists on a later page
+/// than a newer one is inserted when that page arrives.
 public struct HistoryEventBatchStream: AsyncSequence, Sendable {
     public typealias Element = HistoryEventBatch
 
@@ -78,8 +82,7 @@ public struct HistoryEventBatchStream: AsyncSequence, Sendable {
         public var version: Int64 { poller.position }
 
         public mutating func next() async throws -> HistoryEventBatch? {
-            guard let answer = try await poller.nextCompleteAnswer() else { return nil }
-            return HistoryEventBatch(events: answer.events, hasMore: false, version: answer.position)
+            try await poller.nextNonEmptyAnswer()
         }
     }
 }
@@ -92,7 +95,7 @@ struct ConversationEventSource: FeedSource {
     let maxID: Int64?
     let limit: Int?
 
-    func answer(from client: HistoryClient, since: Int64, wait: Duration?) async throws -> HistoryEventBatch {
+    func answer(from client: ChatHistoryClient, since: Int64, wait: Duration?) async throws -> HistoryEventBatch {
         let query = EventQuery(since: since, limit: limit, minID: minID, maxID: maxID, wait: wait)
         return try await client.events(of: conversation, query)
     }

@@ -13,14 +13,14 @@
 /// replaced) or when ``ReconnectPolicy/maximumAttempts`` is exhausted.
 ///
 /// To apply changes to an ``Inbox``, prefer ``batches``: one batch per
-/// complete answer.
+/// answer of the server.
 public struct InboxFeed: AsyncSequence, Sendable {
     public typealias Element = HistoryInboxEvent
 
     let poller: FeedPoller<InboxEventSource>
 
-    /// The same feed, one element per complete answer (a `has_more` chain
-    /// joined into one batch). Empty answers are not yielded.
+    /// The same feed, one element per answer of the server (a page of a
+    /// `has_more` chain, never joined). Empty answers are not yielded.
     public var batches: Batches {
         Batches(poller: poller)
     }
@@ -45,7 +45,7 @@ public struct InboxFeed: AsyncSequence, Sendable {
         }
     }
 
-    /// The inbox feed as complete answers.
+    /// The inbox feed as the server's answers, one page at a time.
     public struct Batches: AsyncSequence, Sendable {
         public typealias Element = HistoryInboxEventBatch
 
@@ -66,8 +66,7 @@ public struct InboxFeed: AsyncSequence, Sendable {
             public var activity: Int64 { poller.position }
 
             public mutating func next() async throws -> HistoryInboxEventBatch? {
-                guard let answer = try await poller.nextCompleteAnswer() else { return nil }
-                return HistoryInboxEventBatch(events: answer.events, hasMore: false, activity: answer.position)
+                try await poller.nextNonEmptyAnswer()
             }
         }
     }
@@ -78,7 +77,7 @@ struct InboxEventSource: FeedSource {
     let user: String
     let limit: Int?
 
-    func answer(from client: HistoryClient, since: Int64, wait: Duration?) async throws
+    func answer(from client: ChatHistoryClient, since: Int64, wait: Duration?) async throws
         -> HistoryInboxEventBatch {
         try await client.inboxEvents(of: user, since: since, limit: limit, wait: wait)
     }

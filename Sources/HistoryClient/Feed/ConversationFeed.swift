@@ -1,4 +1,4 @@
-/// A ``MessageWindow`` kept up to date over a ``HistoryClient``: the
+/// A ``MessageWindow`` kept up to date over a ``ChatHistoryClient``: the
 /// networking that lives beside the window's pure decisions.
 ///
 /// An actor, so a screen's scroll callbacks and the live event loop can call
@@ -15,11 +15,16 @@
 /// let older = try await feed.perform(.scrollUp)           // [.prepended(count: 50, anchorID: ...)]
 /// ```
 public actor ConversationFeed {
-    public nonisolated let client: HistoryClient
+    public nonisolated let client: ChatHistoryClient
     public nonisolated let conversationID: String
     /// The current state; every ``Update`` carries a copy too.
     public private(set) var window: MessageWindow
     private var inFlight: Set<WindowRequest> = []
+    /// Whether a page request is in flight (show a loading row).
+    public var isLoading: Bool { !inFlight.isEmpty }
+    /// The last failure of ``perform(_:)`` or of the live feed, nil after a
+    /// success: a screen shows it (with a retry) instead of swallowing it.
+    public private(set) var lastError: (any Error)?
     /// The version of the first page: where the live feed starts.
     private var firstPageVersion: Int64?
 
@@ -34,7 +39,7 @@ public actor ConversationFeed {
         }
     }
 
-    public init(client: HistoryClient, conversationID: String,
+    public init(client: ChatHistoryClient, conversationID: String,
                 configuration: MessageWindowConfiguration = MessageWindowConfiguration()) {
         self.client = client
         self.conversationID = conversationID
@@ -51,26 +56,54 @@ public actor ConversationFeed {
         }
         guard inFlight.insert(request).inserted else { return Update(changes: [], window: window) }
         defer { inFlight.remove(request) }
-        let page = try await client.page(of: conversationID, request.pageRequest)
-        if firstPageVersion == nil { firstPageVersion = page.version }
-        var changes = window.apply(page, for: request)
-        changes += try await performRefreshes()
-        return Update(changes: changes, window: window)
+        do {
+            let page = try await client.page(of: conversationID, request.pageRequest)
+            if firstPageVersion == nil || request.cursor == .newest { firstPageVersion = page.version }
+            var changes = window.apply(page, for: request)
+            changes += try await performRefreshes()
+            lastError = nil
+            return Update(changes: changes, window: window)
+        } catch {
+            if !(error is CancellationError) { lastError = error }
+            throw error
+        }
     }
 
     /// Applies the live feed to the window until the calling task is
     /// cancelled, calling `onUpdate` after every answer that changed rows.
     /// Opens the window first if no page was loaded yet.
+    ///
+    /// The feed is read in pages of the window's capacity. When a full page
+    /// says more is waiting while the window holds the tail (an app back
+    /// from the background after an hour), the gap is more than the window
+    /// could keep: it reopens at the newest page (``WindowChange/replaced``)
+    /// and follows from there, instead of replaying the whole gap.
     public func followEvents(onUpdate: @Sendable (Update) async -> Void) async throws {
         if firstPageVersion == nil {
             await onUpdate(try await perform(.open))
         }
-        let since = Swift.max(firstPageVersion ?? 0, window.eventVersion)
-        for try await batch in client.events(of: conversationID, since: since).batches {
-            var changes = window.apply(batch.events, through: batch.version)
-            changes += try await performRefreshes()
-            if !changes.isEmpty {
-                await onUpdate(Update(changes: changes, window: window))
+        let capacity = window.configuration.capacity
+        var since = Swift.max(firstPageVersion ?? 0, window.eventVersion)
+        following: while !Task.isCancelled {
+            do {
+                for try await batch in client.events(of: conversationID, since: since, limit: capacity).batches {
+                    if batch.hasMore, batch.events.count >= capacity, window.attachedToTail {
+                        let reopened = try await perform(.open)
+                        since = Swift.max(firstPageVersion ?? batch.version, batch.version)
+                        await onUpdate(reopened)
+                        continue following
+                    }
+                    var changes = window.apply(batch.events, through: batch.version)
+                    changes += try await performRefreshes()
+                    since = batch.version
+                    if !changes.isEmpty {
+                        await onUpdate(Update(changes: changes, window: window))
+                    }
+                }
+                return
+            } catch {
+                if !(error is CancellationError) { lastError = error }
+                throw error
             }
         }
     }

@@ -1,4 +1,4 @@
-/// An ``Inbox`` kept up to date over a ``HistoryClient``: the networking
+/// An ``Inbox`` kept up to date over a ``ChatHistoryClient``: the networking
 /// that lives beside the inbox's pure decisions, as ``ConversationFeed`` is
 /// for a ``MessageWindow``.
 ///
@@ -16,7 +16,7 @@
 /// let more = try await live.perform(.scrollDown)        // the next page
 /// ```
 public actor LiveInbox {
-    public nonisolated let client: HistoryClient
+    public nonisolated let client: ChatHistoryClient
     /// The user whose inbox this is: `"me"` (the token's subject) by default.
     public nonisolated let user: String
     /// The current state; every ``Update`` carries a copy too.
@@ -34,7 +34,7 @@ public actor LiveInbox {
         }
     }
 
-    public init(client: HistoryClient, user: String = "me", configuration: InboxConfiguration = InboxConfiguration()) {
+    public init(client: ChatHistoryClient, user: String = "me", configuration: InboxConfiguration = InboxConfiguration()) {
         self.client = client
         self.user = user
         self.inbox = Inbox(configuration: configuration)

@@ -7,7 +7,7 @@ public enum InboxIntent: Hashable, Sendable {
 }
 
 /// The one inbox page the ``Inbox`` needs next: the caller performs it with
-/// ``HistoryClient/inbox(of:cursor:limit:)`` and hands the page back to
+/// ``ChatHistoryClient/inbox(of:cursor:limit:)`` and hands the page back to
 /// ``Inbox/apply(_:for:)`` with this value, which is how the inbox
 /// recognises an answer that arrived too late to fit.
 public struct InboxRequest: Hashable, Sendable {

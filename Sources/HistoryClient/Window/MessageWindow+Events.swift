@@ -40,37 +40,74 @@ extension MessageWindow {
         return aboveFloor && belowCeiling
     }
 
+    /// Merges in one pass: new rows are collected by id (the highest
+    /// version of each), sorted, and merged with the held rows like two
+    /// sorted lists, so an answer of `m` messages into `n` rows costs
+    /// `O(n + m log m)`, not `O(n * m)`.
+    ///
+    /// Rows that the capacity trims at once are never reported as added,
+    /// and the trim counts held rows only, so replaying the changes in
+    /// order (``WindowChange/replay(_:on:final:id:)``) gives the new rows.
     private mutating func merge(_ incoming: [HistoryMessage]) -> [WindowChange] {
         var updated: [Int64] = []
-        var added: [HistoryMessage] = []
+        var updatedIDs: Set<Int64> = []
+        var added: [Int64: HistoryMessage] = [:]
         for message in incoming {
             noteKnown(message.id)
             guard covers(message.id) else { continue }
             if let index = index(ofID: message.id) {
                 if message.version > messages[index].version {
                     messages[index] = message
-                    updated.append(message.id)
+                    if updatedIDs.insert(message.id).inserted { updated.append(message.id) }
                 }
-            } else if let index = added.firstIndex(where: { $0.id == message.id }) {
-                if message.version > added[index].version { added[index] = message }
+            } else if let held = added[message.id], held.version >= message.version {
+                continue
             } else {
-                added.append(message)
+                added[message.id] = message
             }
         }
+        let edge: WindowEdge = attachedToTail ? .oldest : .newest
+        guard !added.isEmpty else {
+            return (updated.isEmpty ? [] : [.updated(ids: updated)]) + trimToCapacity(at: edge)
+        }
+        let newRows = added.values.sorted { $0.id < $1.id }
+        let previousNewest = newestID ?? .min
+        // Two sorted lists into one; `isNew` marks where each row came from.
+        var merged: [HistoryMessage] = []
+        var isNew: [Bool] = []
+        merged.reserveCapacity(messages.count + newRows.count)
+        isNew.reserveCapacity(messages.count + newRows.count)
+        var held = 0
+        var fresh = 0
+        while held < messages.count || fresh < newRows.count {
+            if fresh == newRows.count || (held < messages.count && messages[held].id < newRows[fresh].id) {
+                merged.append(messages[held]); isNew.append(false); held += 1
+            } else {
+                merged.append(newRows[fresh]); isNew.append(true); fresh += 1
+            }
+        }
+        // The capacity's cut, decided before reporting anything.
+        let excess = Swift.max(0, merged.count - configuration.capacity)
+        let kept = edge == .oldest ? excess..<merged.count : 0..<(merged.count - excess)
+        let droppedHeld = (0..<merged.count).filter { !kept.contains($0) && !isNew[$0] }.count
+        var inserted: [Int64] = []
+        var appendedCount = 0
+        for index in kept where isNew[index] {
+            if merged[index].id < previousNewest { inserted.append(merged[index].id) } else { appendedCount += 1 }
+        }
+        messages = Array(merged[kept])
         var changes: [WindowChange] = []
-        if !added.isEmpty {
-            added.sort { $0.id < $1.id }
-            let previousNewest = newestID ?? .min
-            let appended = added.filter { $0.id > previousNewest }
-            let inserted = added.filter { $0.id < previousNewest }
-            for message in inserted {
-                messages.insert(message, at: insertionIndex(forID: message.id))
+        if !inserted.isEmpty { changes.append(.inserted(ids: inserted)) }
+        if appendedCount > 0 { changes.append(.appended(count: appendedCount)) }
+        let stillHeld = updated.filter { index(ofID: $0) != nil }
+        if !stillHeld.isEmpty { changes.append(.updated(ids: stillHeld)) }
+        if excess > 0 {
+            switch edge {
+            case .oldest: hasOlder = true
+            case .newest: attachedToTail = false
             }
-            messages.append(contentsOf: appended)
-            if !inserted.isEmpty { changes.append(.inserted(ids: inserted.map(\.id))) }
-            if !appended.isEmpty { changes.append(.appended(count: appended.count)) }
+            if droppedHeld > 0 { changes.append(.trimmed(edge: edge, count: droppedHeld)) }
         }
-        if !updated.isEmpty { changes.append(.updated(ids: updated)) }
-        return changes + trimToCapacity(at: attachedToTail ? .oldest : .newest)
+        return changes
     }
 }

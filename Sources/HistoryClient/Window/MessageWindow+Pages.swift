@@ -17,7 +17,15 @@ extension MessageWindow {
         case .newest:
             return replace(with: page, change: .replaced)
         case .around(let anchorID):
-            return replace(with: page, change: .jumped(anchorID: anchorID))
+            // A target that is not there (an id of another conversation, a
+            // message purged) must not be scrolled to: anchor on the row
+            // that stands where it would be, and say the target was missing.
+            let found = page.anchor?.found ?? page.messages.contains { $0.id == anchorID }
+            missingJumpTarget = found ? nil : anchorID
+            guard let anchor = found ? anchorID : Self.nearestRow(to: anchorID, in: page.messages) else {
+                return replace(with: page, change: .replaced)
+            }
+            return replace(with: page, change: .jumped(anchorID: anchor))
         case .after where page.reset == true:
             return replace(with: page, change: .replaced)
         case .before(let cursor):
@@ -28,6 +36,11 @@ extension MessageWindow {
             // Gap filling is not a move of this window; nothing to apply.
             return []
         }
+    }
+
+    /// The first row at or after `id`, else the last row; nil when empty.
+    static func nearestRow(to id: Int64, in rows: [HistoryMessage]) -> Int64? {
+        rows.first { $0.id >= id }?.id ?? rows.last?.id
     }
 
     // MARK: - The three kinds of page

@@ -39,6 +39,11 @@ public struct MessageWindow: Hashable, Sendable {
     /// it (answers can arrive out of order) may carry rows older than ones
     /// the window already showed.
     public internal(set) var newestReadVersion: Int64 = 0
+    /// The id of the last jump's target when the server said it does not
+    /// exist (the window then anchored on the row where it would stand);
+    /// nil after a jump that found its target. A screen shows "message not
+    /// found" for it.
+    public internal(set) var missingJumpTarget: Int64?
     /// Row ranges to re-read from the event feed; see ``WindowRefresh``.
     public internal(set) var pendingRefreshes: [WindowRefresh] = []
 

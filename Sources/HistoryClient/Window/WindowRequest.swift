@@ -34,7 +34,7 @@ public struct WindowRequest: Hashable, Sendable {
         self.window = window
     }
 
-    /// The same request for ``HistoryClient/page(of:_:)``.
+    /// The same request for ``ChatHistoryClient/page(of:_:)``.
     public var pageRequest: PageRequest {
         PageRequest(cursor: cursor, limit: limit, window: window)
     }

@@ -2,7 +2,7 @@ import Foundation
 
 /// The members of a conversation: who may read it and post to it once the
 /// server runs with tokens (in open mode the same data is kept, unenforced).
-extension HistoryClient {
+extension ChatHistoryClient {
     /// `GET /v1/conversations/{id}/members`: up to `limit` (1...1000) members
     /// whose user id sorts after `after`, in `user_id` order.
     ///

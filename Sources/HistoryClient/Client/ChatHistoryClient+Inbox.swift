@@ -4,7 +4,7 @@
 /// `user` is `"me"` by default: the token's subject on a tokens-mode server
 /// (a user token may only name itself). A server in open mode has no token,
 /// so name the user there (`"ana"`).
-extension HistoryClient {
+extension ChatHistoryClient {
     /// `GET /v1/users/{user}/conversations`: one keyset page of the inbox,
     /// up to `limit` (1...200, server default 50) rows after `cursor` (a
     /// previous page's ``HistoryInboxPage/nextCursor``; nil: the top).

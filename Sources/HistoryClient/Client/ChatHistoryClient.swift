@@ -5,13 +5,13 @@ import FoundationNetworking
 
 /// An async/await client for every endpoint of the chat history API.
 ///
-/// One instance per server, shared by every screen: it owns one
-/// `URLSession`, whose connection pool keeps requests on warm keep-alive
+/// One instance per server, shared by every screen: its transport (by
+/// default a ``URLSessionTransport``) keeps requests on warm keep-alive
 /// connections. Every method throws ``HistoryClientError`` (or
 /// `CancellationError` when the calling task is cancelled).
 ///
 /// ```swift
-/// let client = HistoryClient(baseURL: URL(string: "http://127.0.0.1:8080")!)
+/// let client = ChatHistoryClient(baseURL: URL(string: "http://127.0.0.1:8080")!)
 /// let page = try await client.page(of: "general")                  // the newest 50
 /// let older = try await client.page(of: "general", .before(page.oldestID!))
 /// for try await event in client.events(of: "general", since: page.version) { ... }
@@ -21,20 +21,15 @@ import FoundationNetworking
 /// configuration a ``HistoryTokenProvider`` (the app's call to its backend).
 ///
 /// ```swift
-/// let client = HistoryClient(baseURL: url, configuration: HistoryClientConfiguration(
+/// let client = ChatHistoryClient(baseURL: url, configuration: HistoryClientConfiguration(
 ///     tokenProvider: { try await account.freshHistoryToken() }))
 /// ```
 ///
 /// Related: the contract, `docs/API.md` in the repository.
-public final class HistoryClient: Sendable {
+public final class ChatHistoryClient: Sendable {
     public let configuration: HistoryClientConfiguration
-    /// Ordinary requests, bounded by `requestTimeout`.
-    private let session: URLSession
-    /// Long-polls, bounded by the longest wait the contract allows plus the
-    /// margin. A session of their own because swift-corelibs-foundation
-    /// applies the session's `timeoutIntervalForRequest` whatever a request
-    /// asks for, so one session cannot serve a 15 s and a 70 s limit.
-    private let longPollSession: URLSession
+    /// Carries the requests: a ``URLSessionTransport`` unless the app injects one.
+    public let transport: any HistoryTransport
     private let base: LockedBox<URL>
 
     /// The longest `wait` the contract allows.
@@ -45,27 +40,15 @@ public final class HistoryClient: Sendable {
     ///     prefix (`https://host/chat`) is kept in front of every route.
     ///   - configuration: timeouts, the event stream's reconnect policy, and
     ///     the token provider of a tokens-mode server.
-    public init(baseURL: URL, configuration: HistoryClientConfiguration = HistoryClientConfiguration()) {
+    ///   - transport: how requests travel; nil makes a ``URLSessionTransport``
+    ///     with the configuration's timeouts. Inject one in an app's tests.
+    public init(baseURL: URL, configuration: HistoryClientConfiguration = HistoryClientConfiguration(),
+                transport: (any HistoryTransport)? = nil) {
         self.configuration = configuration
         self.base = LockedBox(baseURL)
-        self.session = Self.makeSession(timeout: configuration.requestTimeout)
-        self.longPollSession = Self.makeSession(timeout: Self.maximumWait + configuration.longPollMargin)
-    }
-
-    private static func makeSession(timeout: Duration) -> URLSession {
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        // Pages and events change under the same URL; a cached answer would be a stale screen.
-        sessionConfiguration.urlCache = nil
-        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        sessionConfiguration.timeoutIntervalForRequest = timeout.seconds
-        // Only bounds a transfer that trickles forever.
-        sessionConfiguration.timeoutIntervalForResource = timeout.seconds * 4
-        return URLSession(configuration: sessionConfiguration)
-    }
-
-    deinit {
-        session.finishTasksAndInvalidate()
-        longPollSession.finishTasksAndInvalidate()
+        self.transport = transport ?? URLSessionTransport(
+            requestTimeout: configuration.requestTimeout,
+            longPollTimeout: Self.maximumWait + configuration.longPollMargin)
     }
 
     /// Where requests go now.
@@ -248,17 +231,13 @@ public final class HistoryClient: Sendable {
         let request = try endpoint.urlRequest(
             baseURL: baseURL, timeout: endpoint.timeout ?? configuration.requestTimeout, headers: headers)
         let data: Data
-        let response: URLResponse
+        let http: HTTPURLResponse
         do {
-            let session = endpoint.timeout == nil ? self.session : longPollSession
-            (data, response) = try await session.data(for: request)
+            (data, http) = try await transport.response(for: request, isLongPoll: endpoint.timeout != nil)
         } catch {
             if Task.isCancelled || error is CancellationError { throw CancellationError() }
             if let urlError = error as? URLError, urlError.code == .cancelled { throw CancellationError() }
             throw HistoryClientError.transport(error)
-        }
-        guard let http = response as? HTTPURLResponse else {
-            throw HistoryClientError.undecodableResponse(status: 0, reason: "not an HTTP response")
         }
         let status = http.statusCode
         guard (200..<300).contains(status) else {
@@ -269,7 +248,8 @@ public final class HistoryClient: Sendable {
             }
             throw HistoryClientError.server(HistoryServerError(
                 status: status, code: HistoryErrorCode(rawValue: envelope.error.code),
-                message: envelope.error.message))
+                message: envelope.error.message,
+                retryAfter: HistoryServerError.parseRetryAfter(http.value(forHTTPHeaderField: "Retry-After"))))
         }
         return (data, status)
     }
