@@ -129,7 +129,7 @@ public final class ChatScreenModel {
 
     /// Back from the background: the feed resumes where it stopped; a gap
     /// larger than the window reopens at the newest page instead of
-    /// replaying it (see ``ChatScreen/receive(_:)-(HistoryEventBatch)``).
+    /// replaying it.
     public func resume() {
         isSuspended = false
         if !screen.window.isLoaded {
