@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import HistoryAPI
 import HistoryClient
 import HistoryTestSupport
@@ -74,14 +77,17 @@ struct ChatScreenModelTests {
     @MainActor private static func rateLimited(_ server: RunningServer) async throws {
         let client = server.client
         _ = try await client.createConversation(id: "limited")
-        let model = ChatScreenModel(client: client, conversationID: "limited", me: "ana")
+        let transport = CountingTransport()
+        let reader = ChatHistoryClient(baseURL: client.baseURL, configuration: Self.fast, transport: transport)
+        let model = ChatScreenModel(client: reader, conversationID: "limited", me: "ana")
         model.open()
         #expect(await Self.until { model.screen.window.isLoaded })
         for index in 0..<3 {
             _ = try await client.append(to: "limited", sender: "ben", body: "m\(index)")
         }
         #expect(await Self.until(within: .seconds(20)) { Self.messageIDs(model).count == 3 })
-        #expect(model.isFollowing)
+        #expect(model.isFollowing && model.lastError == nil)
+        #expect(transport.count(status: 429) >= 1)
         model.close()
     }
 
@@ -140,5 +146,56 @@ struct ChatScreenModelTests {
             if case .failed = model.screen.outbox.first(where: { $0.clientID == clientID })?.state { true } else { false }
         })
         model.close()
+    }
+
+    /// Two reports in quick succession move the read marker once, to the
+    /// newest message seen, after the reader stopped.
+    @Test func theReadMarkerIsDebounced() async throws {
+        try await withRunningServer(clientConfiguration: Self.fast) { server in
+            try await Self.debouncedReadMarker(server)
+        }
+    }
+
+    @MainActor private static func debouncedReadMarker(_ server: RunningServer) async throws {
+        let setup = server.client
+        _ = try await setup.createConversation(id: "read")
+        _ = try await setup.putMember("ana", in: "read")
+        var ids: [Int64] = []
+        for index in 0..<6 {
+            ids.append(try await setup.append(to: "read", sender: "ben", body: "m\(index)").message.id)
+        }
+        let transport = CountingTransport()
+        let client = ChatHistoryClient(baseURL: setup.baseURL, configuration: Self.fast, transport: transport)
+        let model = ChatScreenModel(client: client, conversationID: "read", me: "ana")
+        model.readMarkerDelay = .milliseconds(200)
+        model.open()
+        #expect(await Self.until { Self.messageIDs(model).count == 6 })
+        for shown in [ids[0...2], ids[3...5]] {
+            model.viewportDidChange(ChatViewport(
+                visibleRows: shown.enumerated().map { .init(id: .message($1), top: Double($0) * 60) },
+                distanceFromBottom: 0, height: 400))
+        }
+        #expect(await Self.until { model.screen.readUpTo == ids[5] })
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(transport.count(of: "PUT") == 1)
+        let state = try await setup.markRead("read", upTo: 0, as: "ana")
+        #expect(state.lastReadID == ids[5])
+        model.close()
+    }
+}
+
+/// The default transport, counting requests by method: an app's test
+/// double that still talks to the server.
+final class CountingTransport: HistoryTransport {
+    private let inner = URLSessionTransport()
+    private let exchanges = Locked<[(method: String, status: Int)]>([])
+
+    func count(of method: String) -> Int { exchanges.value.filter { $0.method == method }.count }
+    func count(status: Int) -> Int { exchanges.value.filter { $0.status == status }.count }
+
+    func response(for request: URLRequest, isLongPoll: Bool) async throws -> (Data, HTTPURLResponse) {
+        let answer = try await inner.response(for: request, isLongPoll: isLongPoll)
+        exchanges.withLock { $0.append((request.httpMethod ?? "GET", answer.1.statusCode)) }
+        return answer
     }
 }

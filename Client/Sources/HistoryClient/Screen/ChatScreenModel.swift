@@ -275,7 +275,7 @@ public final class ChatScreenModel {
 
     private func sendReadMarker(_ upTo: Int64) async {
         do {
-            let state = try await client.markRead(conversationID, upTo: upTo)
+            let state = try await client.markRead(conversationID, upTo: upTo, as: screen.me ?? "me")
             screen.readMarkerDidMove(to: state.lastReadID ?? upTo)
         } catch {
             // The next report retries; a marker is not worth an error on screen.
