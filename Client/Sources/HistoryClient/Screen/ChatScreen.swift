@@ -67,8 +67,9 @@ public struct ChatScreen: Sendable {
         self.me = me
     }
 
-    /// Something below the last row is loading or loaded: show the loading row at the bottom.
+    /// An older page is on its way (the top loader's spinner).
     public var isLoadingOlder: Bool { inFlight.contains { if case .before = $0.cursor { true } else { false } } }
+    /// A newer page is on its way (the bottom loader's spinner).
     public var isLoadingNewer: Bool { inFlight.contains { if case .after = $0.cursor { true } else { false } } }
     /// A page that replaces the rows (opening, a jump) is in flight.
     public var isOpening: Bool {
