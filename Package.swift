@@ -116,8 +116,12 @@ let package = Package(
         ),
 
         // MARK: - Client
+        // The sources are those of the client's own package in Client/ (what
+        // apps depend on, without the server's dependencies); this target
+        // builds the same files for the tools and the tests.
         .target(
             name: "HistoryClient",
+            path: "Client/Sources/HistoryClient",
             swiftSettings: strictSettings
         ),
 

@@ -3,9 +3,9 @@ import HistoryClient
 import HistoryTestSupport
 import Testing
 
-/// Every endpoint of docs/API.md through HistoryClient, against the real server
+/// Every endpoint of docs/API.md through ChatHistoryClient, against the real server
 /// on an ephemeral loopback port over a real SQLite file.
-@Suite("HistoryClient endpoints against the server")
+@Suite("ChatHistoryClient endpoints against the server")
 struct HistoryClientEndpointTests {
     @Test func healthAndMetrics() async throws {
         try await withRunningServer { server in

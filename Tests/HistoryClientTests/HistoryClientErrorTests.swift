@@ -7,7 +7,7 @@ import Testing
 
 /// The three ways a call fails, each its own case: the contract's error,
 /// no answer, an answer that is not the contract's.
-@Suite("HistoryClient errors")
+@Suite("ChatHistoryClient errors")
 struct HistoryClientErrorTests {
     /// Answers every request with a fixed response: a proxy's HTML page, or a
     /// body that is not what the contract promises.
@@ -24,12 +24,12 @@ struct HistoryClientErrorTests {
         }
     }
 
-    private func withFixedServer(_ response: HTTPResponse, _ body: (HistoryClient) async throws -> Void)
+    private func withFixedServer(_ response: HTTPResponse, _ body: (ChatHistoryClient) async throws -> Void)
         async throws {
         let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0),
                                 responder: FixedResponder(response: response))
         try server.start()
-        let client = HistoryClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
+        let client = ChatHistoryClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
         do {
             try await body(client)
         } catch {
@@ -122,7 +122,7 @@ struct HistoryClientErrorTests {
         try server.start()
         let port = server.port
         await stop(server)
-        let client = HistoryClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!,
+        let client = ChatHistoryClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!,
                                    configuration: HistoryClientConfiguration(requestTimeout: .seconds(5)))
         do {
             _ = try await client.health()
@@ -140,7 +140,7 @@ struct HistoryClientErrorTests {
     @Test func aBaseURLPathPrefixIsKept() async throws {
         try await withRunningServer { server in
             // The server has no /prefix routes: its 404 proves the prefix was sent.
-            let prefixed = HistoryClient(baseURL: URL(string: server.application.address + "/prefix/")!)
+            let prefixed = ChatHistoryClient(baseURL: URL(string: server.application.address + "/prefix/")!)
             await expectServerError(.notFound, status: 404) {
                 try await prefixed.health()
             }

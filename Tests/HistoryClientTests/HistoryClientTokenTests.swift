@@ -6,7 +6,7 @@ import Testing
 /// The token provider against a server in tokens mode: asked before every
 /// request, asked once more after 401 `token_expired` with one retry, and
 /// the event stream crossing a refresh without a gap or a repeat.
-@Suite("HistoryClient tokens", .timeLimit(.minutes(2)))
+@Suite("ChatHistoryClient tokens", .timeLimit(.minutes(2)))
 struct HistoryClientTokenTests {
     static let expired = TokensModeServer.token(subject: "ana", expiresIn: -3600)
 

@@ -6,10 +6,10 @@ import Testing
 /// The inbox endpoints over a real server: pages in last-message order with
 /// exact unread counts, the read marker forward only, the inbox feed woken
 /// by a post and resuming across a token refresh, and LiveInbox moving a row.
-@Suite("HistoryClient inbox against the server", .timeLimit(.minutes(2)))
+@Suite("ChatHistoryClient inbox against the server", .timeLimit(.minutes(2)))
 struct InboxClientTests {
     /// Three conversations ana is in, one she is not, with bob's messages.
-    static func seed(_ client: HistoryClient) async throws -> [String: [Int64]] {
+    static func seed(_ client: ChatHistoryClient) async throws -> [String: [Int64]] {
         var ids: [String: [Int64]] = [:]
         for (conversation, count) in [("quiet", 0), ("old", 2), ("busy", 3), ("other", 1)] {
             _ = try await client.createConversation(id: conversation)

@@ -3,7 +3,7 @@ import HistoryClient
 import Testing
 
 /// Decoding the inbox's JSON shapes exactly as the contract writes them.
-@Suite("HistoryClient inbox models")
+@Suite("ChatHistoryClient inbox models")
 struct InboxModelTests {
     static let row = #"""
     {"conversation": {"id": "general", "title": "General", "created_at": "2026-11-21T10:00:00Z",

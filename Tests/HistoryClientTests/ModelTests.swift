@@ -3,7 +3,7 @@ import HistoryClient
 import Testing
 
 /// Decoding the contract's JSON shapes, dates included, identically on Linux and Darwin.
-@Suite("HistoryClient models")
+@Suite("ChatHistoryClient models")
 struct ModelTests {
     @Test func decodesAMessageWithEveryKey() throws {
         let json = #"""

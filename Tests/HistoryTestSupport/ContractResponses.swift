@@ -13,7 +13,7 @@ public struct ContractErrorBody: Decodable, Sendable {
     public let error: Detail
 }
 
-/// Answers read as the contract's types: decoded by `HistoryClient`'s
+/// Answers read as the contract's types: decoded by `ChatHistoryClient`'s
 /// models and JSON decoder (Foundation's parser, independent of the
 /// server's writer), so a misspelt or mistyped member fails the decode.
 extension HTTPClientResponse {

@@ -8,7 +8,7 @@ import HistorySQLite
 /// The whole history server in-process on 127.0.0.1 and a free port, over a
 /// real SQLite file in a temporary folder (or, with `HISTORY_TEST_STORE=postgres`,
 /// a new database in the process's PostgreSQL cluster: `serverDatabase(in:)`),
-/// with a `HistoryClient` pointed at it; made by `withRunningServer`.
+/// with a `ChatHistoryClient` pointed at it; made by `withRunningServer`.
 ///
 /// `restart()` stops it (gracefully, as SIGTERM would) and starts a new one
 /// on the same database file, on the same port when the system gives it back,
@@ -31,7 +31,7 @@ public final class RunningServer: @unchecked Sendable {
         rateLimitReads: 0, rateLimitWrites: 0)
 
     public let directory: TemporaryDirectory
-    public let client: HistoryClient
+    public let client: ChatHistoryClient
     public private(set) var application: HistoryApplication
     /// After `restart()`: whether the new server got the old port back.
     public private(set) var restartedOnSamePort: Bool?
@@ -48,7 +48,7 @@ public final class RunningServer: @unchecked Sendable {
         configuration.databasePath = try serverDatabase(in: directory.url)
         self.directory = directory
         application = try Self.start(configuration)
-        client = HistoryClient(baseURL: URL(string: application.address)!, configuration: clientConfiguration)
+        client = ChatHistoryClient(baseURL: URL(string: application.address)!, configuration: clientConfiguration)
     }
 
     private static func start(_ configuration: ServerConfiguration) throws -> HistoryApplication {

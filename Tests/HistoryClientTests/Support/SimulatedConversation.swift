@@ -14,17 +14,26 @@ struct SimulatedConversation {
     /// Every state each message ever had, to check a row is a real one.
     private(set) var history: [Int64: [HistoryMessage]] = [:]
     private var lastID: Int64 = 0
+    /// The message each `client_id` stored.
+    private(set) var storedClientIDs: [String: Int64] = [:]
 
     var ids: [Int64] { messages.map(\.id) }
     var newestID: Int64? { messages.last?.id }
 
     /// Ids are unique across a server, so they have gaps within one conversation.
+    /// A post with a `client_id` already stored answers the stored message, as the server does.
     @discardableResult
-    mutating func post(body: String = "hello", idGap: Int64 = 1) -> HistoryMessage {
+    mutating func post(body: String = "hello", idGap: Int64 = 1, sender: String = "ana",
+                       clientID: String? = nil) -> HistoryMessage {
+        if let clientID, let stored = storedClientIDs[clientID], let message = message(stored) {
+            return message
+        }
         version += 1
         lastID += max(1, idGap)
-        let message = HistoryMessage(id: lastID, conversationID: id, sender: "ana", body: body,
+        var message = HistoryMessage(id: lastID, conversationID: id, sender: sender, body: body,
                                      createdAt: Date(timeIntervalSince1970: Double(lastID)), version: version)
+        message.clientID = clientID
+        if let clientID { storedClientIDs[clientID] = lastID }
         messages.append(message)
         createdVersion[lastID] = version
         history[lastID, default: []].append(message)

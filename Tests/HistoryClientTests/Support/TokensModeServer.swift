@@ -35,14 +35,14 @@ final class TokensModeServer: @unchecked Sendable {
     }
 
     /// A client of this server whose every request carries `provider`'s token.
-    func client(wait: Duration = .seconds(1), provider: HistoryTokenProvider?) -> HistoryClient {
-        HistoryClient(baseURL: baseURL, configuration: HistoryClientConfiguration(
+    func client(wait: Duration = .seconds(1), provider: HistoryTokenProvider?) -> ChatHistoryClient {
+        ChatHistoryClient(baseURL: baseURL, configuration: HistoryClientConfiguration(
             eventWait: wait, reconnect: ReconnectPolicy(initialDelay: .milliseconds(10), maximumAttempts: 3),
             tokenProvider: provider))
     }
 
     /// A client with a fresh admin token on every request.
-    func adminClient() -> HistoryClient {
+    func adminClient() -> ChatHistoryClient {
         client { TokensModeServer.token(subject: "backend", admin: true) }
     }
 

@@ -1,0 +1,282 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An async/await client for every endpoint of the chat history API.
+///
+/// One instance per server, shared by every screen: its transport (by
+/// default a ``URLSessionTransport``) keeps requests on warm keep-alive
+/// connections. Every method throws ``HistoryClientError`` (or
+/// `CancellationError` when the calling task is cancelled).
+///
+/// ```swift
+/// let client = ChatHistoryClient(baseURL: URL(string: "http://127.0.0.1:8080")!)
+/// let page = try await client.page(of: "general")                  // the newest 50
+/// let older = try await client.page(of: "general", .before(page.oldestID!))
+/// for try await event in client.events(of: "general", since: page.version) { ... }
+/// ```
+///
+/// A server in tokens mode wants a bearer token with every request: give the
+/// configuration a ``HistoryTokenProvider`` (the app's call to its backend).
+///
+/// ```swift
+/// let client = ChatHistoryClient(baseURL: url, configuration: HistoryClientConfiguration(
+///     tokenProvider: { try await account.freshHistoryToken() }))
+/// ```
+///
+/// Related: the contract, `docs/API.md` in the repository.
+public final class ChatHistoryClient: Sendable {
+    public let configuration: HistoryClientConfiguration
+    /// Carries the requests: a ``URLSessionTransport`` unless the app injects one.
+    public let transport: any HistoryTransport
+    private let base: LockedBox<URL>
+
+    /// The longest `wait` the contract allows.
+    static let maximumWait: Duration = .seconds(60)
+
+    /// - Parameters:
+    ///   - baseURL: the server's root, e.g. `http://127.0.0.1:8080`; a path
+    ///     prefix (`https://host/chat`) is kept in front of every route.
+    ///   - configuration: timeouts, the event stream's reconnect policy, and
+    ///     the token provider of a tokens-mode server.
+    ///   - transport: how requests travel; nil makes a ``URLSessionTransport``
+    ///     with the configuration's timeouts. Inject one in an app's tests.
+    public init(baseURL: URL, configuration: HistoryClientConfiguration = HistoryClientConfiguration(),
+                transport: (any HistoryTransport)? = nil) {
+        self.configuration = configuration
+        self.base = LockedBox(baseURL)
+        self.transport = transport ?? URLSessionTransport(
+            requestTimeout: configuration.requestTimeout,
+            longPollTimeout: Self.maximumWait + configuration.longPollMargin)
+    }
+
+    /// Where requests go now.
+    public var baseURL: URL {
+        base.withLock { $0 }
+    }
+
+    /// Points later requests (including the next poll of running event
+    /// streams) at another server root: a fail-over address, or a test
+    /// server restarted on another port. Requests in flight finish where
+    /// they started.
+    public func setBaseURL(_ url: URL) {
+        base.withLock { $0 = url }
+    }
+
+    // MARK: - Health and metrics
+
+    /// `GET /healthz`. A server whose store cannot answer throws
+    /// `.server` with code ``HistoryErrorCode/storeUnavailable`` (503).
+    public func health() async throws -> HealthStatus {
+        try await send(HistoryEndpoint(method: "GET", path: ["healthz"]), as: HealthStatus.self).value
+    }
+
+    /// `GET /metrics`: the Prometheus text, unparsed.
+    public func metrics() async throws -> String {
+        let (data, _) = try await perform(HistoryEndpoint(method: "GET", path: ["metrics"]))
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    // MARK: - Conversations
+
+    /// `POST /v1/conversations`. A nil `id` lets the server generate one.
+    /// An id that exists throws code ``HistoryErrorCode/conversationExists`` (409).
+    public func createConversation(id: String? = nil, title: String? = nil) async throws -> HistoryConversation {
+        let body = CreateConversationBody(id: id, title: title)
+        let endpoint = HistoryEndpoint(method: "POST", path: ["v1", "conversations"], body: try encode(body))
+        return try await send(endpoint, as: HistoryConversation.self).value
+    }
+
+    /// `GET /v1/conversations/{id}`.
+    public func conversation(_ id: String) async throws -> HistoryConversation {
+        try await send(HistoryEndpoint(method: "GET", path: ["v1", "conversations", id]),
+                       as: HistoryConversation.self).value
+    }
+
+    // MARK: - Messages
+
+    /// `POST /v1/conversations/{id}/messages`.
+    ///
+    /// Pass a `clientID` (a UUID string) and retry with the same one after a
+    /// timeout: the server stores the message once and answers the original
+    /// (``AppendResult/wasCreated`` false). The same `clientID` with another
+    /// sender or body throws ``HistoryErrorCode/clientIDConflict``; a
+    /// `replyTo` naming no message here throws ``HistoryErrorCode/replyToNotFound``.
+    ///
+    /// With a token, `sender` may be nil: the server takes the token's
+    /// subject. Naming another sender throws ``HistoryErrorCode/senderMismatch``.
+    public func append(to conversation: String, sender: String? = nil, body: String,
+                       clientID: String? = nil, replyTo: Int64? = nil) async throws -> AppendResult {
+        let payload = AppendBody(sender: sender, body: body, clientID: clientID, replyTo: replyTo)
+        let endpoint = HistoryEndpoint(method: "POST", path: ["v1", "conversations", conversation, "messages"],
+                                       body: try encode(payload))
+        let (message, status) = try await send(endpoint, as: HistoryMessage.self)
+        return AppendResult(message: message, wasCreated: status == 201)
+    }
+
+    /// `GET /v1/conversations/{id}/messages`: one page.
+    public func page(of conversation: String, _ request: PageRequest = .newest()) async throws -> HistoryPage {
+        let endpoint = HistoryEndpoint(method: "GET", path: ["v1", "conversations", conversation, "messages"],
+                                       query: request.queryItems)
+        return try await send(endpoint, as: HistoryPage.self).value
+    }
+
+    /// `PATCH /v1/conversations/{id}/messages/{messageID}`: the message with
+    /// `edited_at` set. A tombstone throws ``HistoryErrorCode/messageDeleted`` (409).
+    public func edit(messageID: Int64, in conversation: String, body: String) async throws -> HistoryMessage {
+        let endpoint = HistoryEndpoint(
+            method: "PATCH", path: ["v1", "conversations", conversation, "messages", String(messageID)],
+            body: try encode(EditBody(body: body)))
+        return try await send(endpoint, as: HistoryMessage.self).value
+    }
+
+    /// `DELETE /v1/conversations/{id}/messages/{messageID}`: the tombstone.
+    /// Deleting a tombstone again answers it unchanged.
+    public func delete(messageID: Int64, in conversation: String) async throws -> HistoryMessage {
+        let endpoint = HistoryEndpoint(
+            method: "DELETE", path: ["v1", "conversations", conversation, "messages", String(messageID)])
+        return try await send(endpoint, as: HistoryMessage.self).value
+    }
+
+    // MARK: - Events
+
+    /// `GET /v1/conversations/{id}/events`: one answer of the change feed.
+    ///
+    /// With a `wait`, the request goes through the long-poll session, whose
+    /// timeout is the contract's longest wait (60 s) plus
+    /// ``HistoryClientConfiguration/longPollMargin`` (the request itself asks
+    /// for `wait` plus the margin, which Darwin honours), so the server's
+    /// empty answer at the end of the wait arrives before the client gives up.
+    public func events(of conversation: String, _ query: EventQuery) async throws -> HistoryEventBatch {
+        var endpoint = HistoryEndpoint(method: "GET", path: ["v1", "conversations", conversation, "events"],
+                                       query: query.queryItems)
+        if let wait = query.wait, wait > .zero {
+            endpoint.timeout = Swift.min(wait, Self.maximumWait) + configuration.longPollMargin
+        }
+        return try await send(endpoint, as: HistoryEventBatch.self).value
+    }
+
+    /// Every change after `since`, forever: long-polls in a loop, follows
+    /// `has_more` at once, reconnects after failures with
+    /// ``HistoryClientConfiguration/reconnect`` and resumes from the last
+    /// version it saw, so no event is lost or repeated. It ends when the
+    /// consuming task is cancelled.
+    ///
+    /// ```swift
+    /// for try await event in client.events(of: "general", since: page.version) {
+    ///     let changes = window.apply(event)
+    /// }
+    /// ```
+    public func events(of conversation: String, since version: Int64, minID: Int64? = nil,
+                       maxID: Int64? = nil, limit: Int? = nil) -> HistoryEventStream {
+        let source = ConversationEventSource(conversation: conversation, minID: minID, maxID: maxID, limit: limit)
+        return HistoryEventStream(poller: FeedPoller(client: self, source: source, since: version))
+    }
+
+    // MARK: - Transport
+
+    func encode(_ value: some Encodable) throws -> Data {
+        do {
+            return try HistoryJSON.makeEncoder().encode(value)
+        } catch {
+            throw HistoryClientError.invalidRequest(reason: "cannot encode the body: \(error)")
+        }
+    }
+
+    /// Performs the request and decodes a 2xx body as `T`.
+    func send<T: Decodable>(_ endpoint: HistoryEndpoint, as type: T.Type) async throws
+        -> (value: T, status: Int) {
+        let (data, status) = try await perform(endpoint)
+        do {
+            return (try HistoryJSON.makeDecoder().decode(T.self, from: data), status)
+        } catch {
+            throw HistoryClientError.undecodableResponse(status: status, reason: "\(T.self): \(error)")
+        }
+    }
+
+    /// Performs the request; returns the body of a 2xx answer and throws
+    /// ``HistoryClientError`` for anything else.
+    ///
+    /// With a token provider, a 401 `token_expired` gets one more token and
+    /// one retry: a token can expire between the provider's answer and the
+    /// server's check, and that race must not reach the app. A second 401
+    /// is the app's to handle (its provider keeps returning stale tokens).
+    func perform(_ endpoint: HistoryEndpoint) async throws -> (Data, Int) {
+        do {
+            return try await performOnce(endpoint)
+        } catch let error as HistoryClientError
+            where error.code == .tokenExpired && configuration.tokenProvider != nil {
+            return try await performOnce(endpoint)
+        }
+    }
+
+    /// The token to send now, or nil without a provider.
+    private func currentToken() async throws -> String? {
+        guard let provider = configuration.tokenProvider else { return nil }
+        do {
+            return try await provider()
+        } catch {
+            if Task.isCancelled || error is CancellationError { throw CancellationError() }
+            throw HistoryClientError.tokenUnavailable(error)
+        }
+    }
+
+    /// One exchange with the server, with a token asked for just before.
+    private func performOnce(_ endpoint: HistoryEndpoint) async throws -> (Data, Int) {
+        var headers = configuration.additionalHeaders
+        if let token = try await currentToken() {
+            headers["Authorization"] = "Bearer " + token
+        }
+        let request = try endpoint.urlRequest(
+            baseURL: baseURL, timeout: endpoint.timeout ?? configuration.requestTimeout, headers: headers)
+        let data: Data
+        let http: HTTPURLResponse
+        do {
+            (data, http) = try await transport.response(for: request, isLongPoll: endpoint.timeout != nil)
+        } catch {
+            if Task.isCancelled || error is CancellationError { throw CancellationError() }
+            if let urlError = error as? URLError, urlError.code == .cancelled { throw CancellationError() }
+            throw HistoryClientError.transport(error)
+        }
+        let status = http.statusCode
+        guard (200..<300).contains(status) else {
+            guard let envelope = try? HistoryJSON.makeDecoder().decode(ErrorEnvelope.self, from: data) else {
+                let text = String(decoding: data.prefix(200), as: UTF8.self)
+                throw HistoryClientError.undecodableResponse(
+                    status: status, reason: "not the contract's error body: \(text)")
+            }
+            throw HistoryClientError.server(HistoryServerError(
+                status: status, code: HistoryErrorCode(rawValue: envelope.error.code),
+                message: envelope.error.message,
+                retryAfter: HistoryServerError.parseRetryAfter(http.value(forHTTPHeaderField: "Retry-After"))))
+        }
+        return (data, status)
+    }
+}
+
+// MARK: - Request bodies
+
+private struct CreateConversationBody: Encodable {
+    var id: String?
+    var title: String?
+}
+
+private struct AppendBody: Encodable {
+    /// Left out of the JSON when nil (the synthesized `encodeIfPresent`).
+    var sender: String?
+    var body: String
+    var clientID: String?
+    var replyTo: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case sender
+        case body
+        case clientID = "client_id"
+        case replyTo = "reply_to"
+    }
+}
+
+private struct EditBody: Encodable {
+    var body: String
+}

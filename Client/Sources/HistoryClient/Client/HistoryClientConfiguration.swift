@@ -1,0 +1,83 @@
+import Foundation
+
+/// How a ``ChatHistoryClient`` talks to the server, each setting with its default.
+public struct HistoryClientConfiguration: Sendable {
+    /// How long an ordinary request may take. Default: 15 seconds (mobile
+    /// networks stall; a page of 50 messages is a few kilobytes).
+    public var requestTimeout: Duration
+    /// Added to a long-poll's `wait` to get its timeout, so a poll the server
+    /// answers on time is never cut off by the client first. Default: 10 seconds.
+    public var longPollMargin: Duration
+    /// The `wait` of the event stream's long-polls (0...60). Default: 30 seconds,
+    /// under the idle timeouts of the usual proxies and load balancers.
+    public var eventWait: Duration
+    /// How the event stream reconnects after a failure.
+    public var reconnect: ReconnectPolicy
+    /// Extra headers for every request (a tracing id, a proxy's key).
+    public var additionalHeaders: [String: String]
+    /// The bearer token for a tokens-mode server, asked for before every
+    /// request (and once more after a 401 `token_expired`); nil for a server
+    /// in open mode. Default: nil.
+    public var tokenProvider: HistoryTokenProvider?
+
+    public init(requestTimeout: Duration = .seconds(15), longPollMargin: Duration = .seconds(10),
+                eventWait: Duration = .seconds(30), reconnect: ReconnectPolicy = ReconnectPolicy(),
+                additionalHeaders: [String: String] = [:], tokenProvider: HistoryTokenProvider? = nil) {
+        self.requestTimeout = requestTimeout
+        self.longPollMargin = longPollMargin
+        self.eventWait = eventWait
+        self.reconnect = reconnect
+        self.additionalHeaders = additionalHeaders
+        self.tokenProvider = tokenProvider
+    }
+}
+
+/// Exponential backoff with a ceiling, for the event stream's reconnects.
+///
+/// The n-th consecutive failure waits `initialDelay * multiplier^(n-1)`,
+/// at most `maximumDelay`, minus up to `jitter` of it at random so a
+/// thousand phones that lost the same server do not come back in lockstep.
+/// A successful poll resets the count.
+public struct ReconnectPolicy: Sendable, Hashable {
+    /// Default: 100 ms.
+    public var initialDelay: Duration
+    /// Default: 2.
+    public var multiplier: Double
+    /// Default: 5 seconds.
+    public var maximumDelay: Duration
+    /// 0...1, the share of each delay that may be taken off at random. Default: 0.2.
+    public var jitter: Double
+    /// Consecutive failures after which the stream throws the last error;
+    /// nil retries until the consuming task is cancelled (a phone may be
+    /// offline for an hour). Default: nil.
+    public var maximumAttempts: Int?
+
+    public init(initialDelay: Duration = .milliseconds(100), multiplier: Double = 2,
+                maximumDelay: Duration = .seconds(5), jitter: Double = 0.2, maximumAttempts: Int? = nil) {
+        self.initialDelay = initialDelay
+        self.multiplier = multiplier
+        self.maximumDelay = maximumDelay
+        self.jitter = jitter
+        self.maximumAttempts = maximumAttempts
+    }
+
+    /// The delay before retrying after `failures` consecutive failures (>= 1),
+    /// with `randomFraction` in 0..<1 choosing the jitter.
+    public func delay(afterFailures failures: Int, randomFraction: Double) -> Duration {
+        let exponent = Double(max(0, failures - 1))
+        let initial = initialDelay.seconds
+        let ceiling = maximumDelay.seconds
+        let growth = pow(max(multiplier, 1), min(exponent, 64))
+        let base = min(initial * growth, ceiling)
+        let jittered = base * (1 - min(max(jitter, 0), 1) * min(max(randomFraction, 0), 1))
+        return .milliseconds(Int64((jittered * 1000).rounded()))
+    }
+}
+
+extension Duration {
+    /// As a `TimeInterval`, for URLRequest and arithmetic.
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
