@@ -28,7 +28,8 @@ struct ContractCoverageTests {
         defer { folder.remove() }
         let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: folder.databasePath, durability: .normal))
         defer { store.close() }
-        let api = APIResponder(store: store, metrics: Metrics(), logger: Logger(level: .error), accessLog: nil, readThreads: 1)
+        let api = APIResponder(store: store, metrics: Metrics(), logger: Logger(level: .error), accessLog: nil, readThreads: 1,
+                               webViewer: WebViewer())
         defer { api.stopReadPool() }
         return Set(api.routeLabels)
     }

@@ -76,7 +76,7 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
     }
 
     /// The router's routes, `METHOD /pattern` (for the contract check).
-    var routeLabels: [String] { router.routeLabels }
+    var routeLabels: [String] { router.routeLabels + (webViewer == nil ? [] : WebViewer.routeLabels) }
 
     public func handle(_ request: HTTPRequest, context: any RequestContext,
                        respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult {

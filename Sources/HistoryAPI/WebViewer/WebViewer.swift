@@ -39,6 +39,10 @@ public struct WebViewer: Sendable {
     private let assets: [String: Asset]
 
     /// The files built into this binary.
+    /// Its routes as the router names its own (`METHOD /path`), for the
+    /// contract check: `/` and one file under it, HEAD with every GET.
+    static let routeLabels = ["GET /", "GET /{file}"]
+
     public init() {
         self.init(files: WebViewerFile.all)
     }

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Server CPU per deep page in open mode and in tokens mode, for two builds
+# (the one before a change and the one after), on SQLite and on PostgreSQL,
+# alternated in rounds: docs/performance.md, "Access decided in the
+# snapshot". In tokens mode every page is read as a user token's subject
+# who is a member (`seed --jwt-secret-file`), so the role check is paid.
+#
+#   (cd OLD && swift build -c release --product history-server)
+#   swift build -c release --product history-server && swift build -c release --product history-load
+#   scripts/bench_access_cpu.sh OLD/.build/release [OUT_DIR]     # about 10 minutes
+#
+# Environment: ROUNDS (3), DURATION (15s), CONVERSATIONS (200), MESSAGES
+# (400000), STORES ("sqlite postgres"), PGBIN. Loopback only; everything it
+# starts is stopped and deleted on exit.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+OLD="$(cd "${1:?usage: bench_access_cpu.sh OLD_RELEASE_DIR [OUT_DIR]}" && pwd)"
+NEW="$ROOT/.build/release"
+OUT="${2:-$(mktemp -d /tmp/history-access-bench.XXXXXX)}"
+mkdir -p "$OUT"
+ROUNDS="${ROUNDS:-3}"
+DURATION="${DURATION:-15s}"
+STORES="${STORES:-sqlite postgres}"
+PGBIN="${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
+for tool in "$OLD/history-server" "$NEW/history-server" "$NEW/history-load"; do
+    [ -x "$tool" ] || { echo "missing $tool" >&2; exit 1; }
+done
+WORK="$(mktemp -d /tmp/history-access-bench.XXXXXX)"
+PIDS=()
+AS_PG=()
+cleanup() {
+    set +e
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+    [ -f "$WORK/pg/data/postmaster.pid" ] && "${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m fast -w stop >/dev/null 2>&1
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/log.txt" >&2; }
+read -r PGPORT PORT <<<"$(python3 -c '
+import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(" ".join(str(x.getsockname()[1]) for x in s))')"
+
+# CPU seconds of a process (utime + stime), or of the postmaster with its
+# children, live and exited.
+cpu_seconds() { # pid [postgres]
+    python3 - "$@" <<'PY'
+import os, sys
+hz = os.sysconf("SC_CLK_TCK")
+def stat(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+pid = sys.argv[1]
+fields = stat(pid)
+ticks = int(fields[11]) + int(fields[12])
+if len(sys.argv) > 2:
+    ticks += int(fields[13]) + int(fields[14])
+    for child in os.listdir("/proc"):
+        if child.isdigit():
+            try:
+                f = stat(child)
+            except OSError:
+                continue
+            if f[1] == pid:
+                ticks += int(f[11]) + int(f[12])
+print(ticks / hz)
+PY
+}
+
+printf 'bench %s\n' "$(openssl rand -hex 32)" >"$WORK/hs.keys"
+SEED=(--conversations "${CONVERSATIONS:-200}" --messages "${MESSAGES:-400000}" --jwt-secret-file "$WORK/hs.keys" --quiet)
+declare -A DATABASE
+if [[ " $STORES " == *" sqlite "* ]]; then
+    log "seed SQLite"
+    "$NEW/history-load" seed --direct "$WORK/history.sqlite" "${SEED[@]}" >"$OUT/seed-sqlite.txt"
+    DATABASE[sqlite]="$WORK/history.sqlite"
+fi
+if [[ " $STORES " == *" postgres "* ]]; then
+    mkdir -p "$WORK/pg"
+    if [ "$(id -u)" = 0 ]; then chown nobody "$WORK/pg"; chmod 755 "$WORK"; AS_PG=(runuser -u nobody --); fi
+    "${AS_PG[@]}" "$PGBIN/initdb" -D "$WORK/pg/data" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
+    "${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/postgres.log" -w -t 60 -o "-p $PGPORT -k $WORK/pg \
+     -c listen_addresses=127.0.0.1 -c shared_buffers=512MB" start >/dev/null
+    "$PGBIN/psql" -X -q -d "postgresql://postgres@/postgres?host=$WORK/pg&port=$PGPORT" -c "CREATE DATABASE history"
+    DATABASE[postgres]="postgresql://postgres@/history?host=$WORK/pg&port=$PGPORT"
+    log "seed PostgreSQL"
+    "$NEW/history-load" seed --direct "${DATABASE[postgres]}" "${SEED[@]}" >"$OUT/seed-postgres.txt"
+    "$PGBIN/psql" -X -q -d "${DATABASE[postgres]}" -c "VACUUM ANALYZE"
+fi
+
+# One measurement: a server of `build` on `store` in `mode`, deep pages for
+# DURATION from 32 clients, its CPU (and PostgreSQL's) per page answered.
+measure() { # round store build mode
+    local round=$1 store=$2 build=$3 mode=$4 bin flags=() load=() pid name
+    bin=$([ "$build" = old ] && echo "$OLD" || echo "$NEW")
+    [ "$mode" = tokens ] && { flags=(--jwt-hs256-secret-file "$WORK/hs.keys"); load=(--jwt-secret-file "$WORK/hs.keys"); }
+    "$bin/history-server" --host 127.0.0.1 --port "$PORT" --database "${DATABASE[$store]}" --access-log off \
+        --max-connections-per-client 0 "${flags[@]}" >"$WORK/server.out" 2>"$WORK/server.err" &
+    pid=$!; PIDS+=("$pid")
+    for _ in $(seq 1 300); do curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+    name="$store-$build-$mode-$round"
+    local before after before_pg=0 after_pg=0
+    before=$(cpu_seconds "$pid")
+    [ "$store" = postgres ] && before_pg=$(cpu_seconds "$(head -1 "$WORK/pg/data/postmaster.pid")" postgres)
+    "$NEW/history-load" run --url "http://127.0.0.1:$PORT" --scenario deep --clients 32 --duration "$DURATION" \
+        "${load[@]}" --quiet --json "$OUT/$name.json" >"$OUT/$name.txt"
+    after=$(cpu_seconds "$pid")
+    [ "$store" = postgres ] && after_pg=$(cpu_seconds "$(head -1 "$WORK/pg/data/postmaster.pid")" postgres)
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+    python3 - "$name" "$OUT/$name.json" "$before" "$after" "$before_pg" "$after_pg" <<'PY' | tee -a "$OUT/results.tsv"
+import json, sys
+name, path, b, a, bp, ap = sys.argv[1], sys.argv[2], *map(float, sys.argv[3:])
+report = json.load(open(path))
+n = report["requests"]
+print(f"{name}\t{report['requests_per_second']:.0f}\t{(a - b) / n * 1e6:.1f}\t{(ap - bp) / n * 1e6:.1f}\t{sum(report.get('errors', {}).values())}")
+PY
+}
+
+printf 'run\tpages/s\tserver us/page\tpostgres us/page\terrors\n' >"$OUT/results.tsv"
+for round in $(seq 1 "$ROUNDS"); do
+    for store in $STORES; do
+        for build in old new; do
+            for mode in open tokens; do
+                log "round $round: $store, $build build, $mode mode"
+                measure "$round" "$store" "$build" "$mode"
+            done
+        done
+    done
+done
+
+# Medians over the rounds, and the two ratios the change is judged by.
+python3 - "$OUT/results.tsv" <<'PY' | tee "$OUT/summary.txt"
+import collections, statistics, sys
+rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])][1:]
+cpu = collections.defaultdict(list)
+rate = collections.defaultdict(list)
+for name, per_second, server, postgres, _ in rows:
+    store, build, mode, _ = name.split("-")
+    cpu[store, build, mode].append(float(server) + float(postgres))
+    rate[store, build, mode].append(float(per_second))
+for store in sorted({key[0] for key in cpu}):
+    print(f"{store}: median CPU per deep page (server + database), pages/s")
+    for build in ("old", "new"):
+        for mode in ("open", "tokens"):
+            key = (store, build, mode)
+            print(f"  {build:3} {mode:6} {statistics.median(cpu[key]):7.1f} us  {statistics.median(rate[key]):8.0f}/s")
+    old_tokens, new_tokens = statistics.median(cpu[store, "old", "tokens"]), statistics.median(cpu[store, "new", "tokens"])
+    new_open = statistics.median(cpu[store, "new", "open"])
+    print(f"  tokens mode, new against old: {100 * (new_tokens / old_tokens - 1):+.1f}% CPU per page")
+    print(f"  new build, tokens against open: {100 * (new_tokens / new_open - 1):+.1f}% CPU per page")
+PY
