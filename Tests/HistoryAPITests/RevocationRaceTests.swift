@@ -93,16 +93,33 @@ private struct RaceOutcome: Sendable {
 private struct RemovalRace {
     let minter: TokenMinter
     let olga: HTTPClientConnection, bob: HTTPClientConnection, cy: HTTPClientConnection
+    /// An admin's connection whose post to another room, sent just before
+    /// each race, keeps the writer busy for a commit: the two writes of the
+    /// race then often share the next batch, where the race is tightest.
+    let side: HTTPClientConnection
 
     init(pollPort: Int, writePort: Int, minter: TokenMinter) throws {
         self.minter = minter
         olga = try HTTPClientConnection(host: "127.0.0.1", port: writePort, timeout: .seconds(30))
         bob = try HTTPClientConnection(host: "127.0.0.1", port: pollPort, timeout: .seconds(30))
         cy = try HTTPClientConnection(host: "127.0.0.1", port: writePort, timeout: .seconds(30))
+        side = try HTTPClientConnection(host: "127.0.0.1", port: writePort, timeout: .seconds(30))
+        guard try side.call(.post, "/v1/conversations", token: minter.admin(), json: #"{"id":"side"}"#).status == 201 else {
+            throw OwnThreadFailure("the side room was not created")
+        }
     }
 
     func close() {
-        for connection in [olga, bob, cy] { connection.close() }
+        for connection in [olga, bob, cy, side] { connection.close() }
+    }
+
+    /// Sends the side post; `settle` reads its answer.
+    func occupyWriter() throws {
+        try side.send(request(.post, "/v1/conversations/side/messages", as: nil, json: #"{"sender":"x","body":"busy"}"#))
+    }
+
+    func settle() throws {
+        guard try side.receive().status == 201 else { throw OwnThreadFailure("the side post failed") }
     }
 
     /// Each trial parks bob's poll, then races cy's post against bob's
@@ -114,12 +131,22 @@ private struct RemovalRace {
             let version = try prepare(room)
             try bob.send(request(.get, "/v1/conversations/\(room)/events?since=\(version)&wait=20", as: "bob.\(room)"))
             guard eventually({ parkedPolls() == 1 }) else { throw OwnThreadFailure("trial \(trial): the poll did not park") }
-            // cy posts while olga removes bob: one batch or two, either order.
-            try cy.send(request(.post, "/v1/conversations/\(room)/messages", as: "cy.\(room)", json: #"{"body":"after?"}"#))
-            try olga.send(request(.delete, "/v1/conversations/\(room)/members/bob.\(room)", as: "olga"))
-            let post = try cy.receive(), removal = try olga.receive()
-            guard post.status == 201, removal.status == 200 else {
-                throw OwnThreadFailure("trial \(trial): post \(post.status), removal \(removal.status)")
+            // cy posts while olga removes bob: one batch or two, either
+            // order; sent in turns first, so both orders are raced.
+            let post = request(.post, "/v1/conversations/\(room)/messages", as: "cy.\(room)", json: #"{"body":"after?"}"#)
+            let removal = request(.delete, "/v1/conversations/\(room)/members/bob.\(room)", as: "olga")
+            try occupyWriter()
+            if trial.isMultiple(of: 2) {
+                try cy.send(post)
+                try olga.send(removal)
+            } else {
+                try olga.send(removal)
+                try cy.send(post)
+            }
+            let posted = try cy.receive(), removed = try olga.receive()
+            try settle()
+            guard posted.status == 201, removed.status == 200 else {
+                throw OwnThreadFailure("trial \(trial): post \(posted.status), removal \(removed.status)")
             }
             let poll = try bob.receive()
             switch poll.status {
@@ -144,9 +171,11 @@ private struct RemovalRace {
         for trial in 0..<trials {
             let room = "post\(trial)"
             _ = try prepare(room)
+            try occupyWriter()
             try bob.send(request(.post, "/v1/conversations/\(room)/messages", as: "bob.\(room)", json: #"{"body":"racing"}"#))
             try olga.send(request(.delete, "/v1/conversations/\(room)/members/bob.\(room)", as: "olga"))
             let post = try bob.receive(), removal = try olga.receive()
+            try settle()
             guard removal.status == 200 else { throw OwnThreadFailure("trial \(trial): removal \(removal.status)") }
             let count = try tree(olga.call(.get, "/v1/conversations/\(room)", token: minter.user("olga")))["message_count"]?.integer
             switch post.status {
@@ -166,8 +195,9 @@ private struct RemovalRace {
         return outcome
     }
 
-    func request(_ method: HTTPMethod, _ target: String, as user: String, json: String? = nil) -> HTTPRequest {
-        var headers: HTTPHeaders = ["Authorization": "Bearer \(minter.user(user))"]
+    /// A request as `user`, or as an admin when nil.
+    func request(_ method: HTTPMethod, _ target: String, as user: String?, json: String? = nil) -> HTTPRequest {
+        var headers: HTTPHeaders = ["Authorization": "Bearer \(user.map(minter.user) ?? minter.admin())"]
         if json != nil { headers.add(name: "Content-Type", value: "application/json") }
         return HTTPRequest(method: method, target: target, headers: headers, body: json.map { Array($0.utf8) } ?? [])
     }
