@@ -39,6 +39,10 @@ public final class HistoryApplication: Sendable {
         } catch {
             throw .configuration(error)
         }
+        if let secretFile = configuration.jwtHS256SecretFile,
+           let warning = TokenKeys.permissionWarning(hs256SecretFile: secretFile) {
+            logger.warning(warning)
+        }
         if access.isOpen && !AccessMode.isLoopback(host: configuration.host) {
             logger.warning("--insecure-no-auth: every request on \(configuration.host) acts as an administrator, without a token")
         }
@@ -56,10 +60,14 @@ public final class HistoryApplication: Sendable {
         let responder = APIResponder(store: store, metrics: metrics, logger: logger, accessLog: accessLog,
                                      access: access, browser: browser,
                                      limits: configuration.clientLimits(tokensMode: !access.isOpen),
+                                     clients: ClientAddressing(
+                                        trustedProxies: configuration.trustedProxies,
+                                        refusesForwardedRequests: access.isOpen && !configuration.insecureNoAuth),
                                      readThreads: readerCount)
         let httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                         maximumConnections: configuration.maximumConnections,
                                                         maximumConnectionsPerPeer: configuration.maximumConnectionsPerClient,
+                                                        uncappedPeers: configuration.trustedProxies,
                                                         limits: HTTPLimits(writeTimeout: configuration.writeTimeout))
         self.configuration = configuration
         self.store = store

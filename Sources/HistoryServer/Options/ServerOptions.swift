@@ -1,4 +1,5 @@
 import ArgumentParser
+import HTTPCore
 import HistoryAPI
 import HistoryStore
 
@@ -105,6 +106,13 @@ struct ServerOptions: ParsableCommand {
             transform: SettingValue.origin)
     var corsOrigins: [String] = []
 
+    @Option(name: .customLong("trusted-proxy"),
+            help: .setting("A proxy (address or CIDR block) whose X-Forwarded-For or Forwarded names the client for "
+                           + "limits, rate limits and the access log; from any other peer those headers are ignored; repeatable.",
+                           variable: "HISTORY_TRUSTED_PROXY, comma-separated", default: "none", valueName: "cidr"),
+            transform: SettingValue.network)
+    var trustedProxies: [IPNetwork] = []
+
     // MARK: Limits
 
     @Option(name: .customLong("max-response-bytes"),
@@ -199,6 +207,8 @@ struct ServerOptions: ParsableCommand {
             ?? configuration.insecureNoAuth
         configuration.allowedHosts = try environment.overrideList(allowedHosts, "HISTORY_ALLOWED_HOST", SettingValue.hostName)
         configuration.corsOrigins = try environment.overrideList(corsOrigins, "HISTORY_CORS_ORIGIN", SettingValue.origin)
+        configuration.trustedProxies = try environment.overrideList(trustedProxies, "HISTORY_TRUSTED_PROXY",
+                                                                    SettingValue.network)
         configuration.maximumResponseBytes = try environment.override(maxResponseBytes, "HISTORY_MAX_RESPONSE_BYTES",
                                                                        SettingValue.responseBytes)
             ?? configuration.maximumResponseBytes
