@@ -56,7 +56,7 @@ struct ServerOptions: ParsableCommand {
             transform: SettingValue.logLevel)
     var logLevel: LogLevel?
 
-    @Option(help: .setting("One line per request on stdout: method, path, status, bytes, microseconds.",
+    @Option(help: .setting("One line per request on stdout: method, path, status, bytes, microseconds, client address.",
                            variable: "HISTORY_ACCESS_LOG", default: SettingValue.onOffName(ServerOptions.defaults.accessLog),
                            valueName: "on|off"),
             transform: SettingValue.onOff)
