@@ -143,9 +143,22 @@ struct RequestParserTests {
     }
 
     /// RFC 9110 §2.5: a later minor version is served as the highest implemented.
+    /// RFC 9112 §3.2: HTTP/1.1 needs `Host`; HTTP/1.0 may leave it out.
+    /// In absolute form the target's authority is the `Host` (§3.2.2).
+    @Test func hostIsRequiredAndAbsoluteFormNamesIt() throws {
+        #expect(parseError("GET / HTTP/1.1\r\n\r\n") == .missingHost)
+        #expect(try parse("GET / HTTP/1.0\r\n\r\n").first?.request.headers["Host"] == nil)
+        let absolute = try parse("GET http://evil.example:81/a?b HTTP/1.1\r\nHost: localhost\r\n\r\n").first?.request
+        #expect(absolute?.target == "/a?b")
+        #expect(absolute?.headers.values(of: "Host") == ["evil.example:81"])
+        let oldAbsolute = try parse("GET http://evil.example/ HTTP/1.0\r\n\r\n").first?.request
+        #expect(oldAbsolute?.headers.values(of: "Host") == ["evil.example"])
+        #expect(parseError("GET http://user@evil.example/ HTTP/1.1\r\nHost: x\r\n\r\n") == .invalidTarget)
+    }
+
     @Test func laterHTTP1MinorVersionsAreServedAsHTTP11() throws {
         for minor in 2...9 {
-            let requests = try parse("GET / HTTP/1.\(minor)\r\n\r\n")
+            let requests = try parse("GET / HTTP/1.\(minor)\r\nHost: h\r\n\r\n")
             #expect(requests.first?.request.version == .http1_1)
             #expect(requests.first?.keepAlive == true)
         }
