@@ -96,15 +96,15 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
             return
         }
         var respond = respond
-        var context = context
         if clients.refusesForwardedRequests && ClientAddressing.isForwarded(request) {
             let error = ClientAddressing.forwardedInOpenMode
             metrics.recordDenied(status: error.status.code, code: error.code.rawValue)
             respond(error.response(route: router.label(for: request)))
             return
         }
-        if let client = clients.forwardedClient(of: request, remoteAddress: context.remoteAddress) {
-            context = ForwardedContext(connection: context, client: client)
+        let forwarded = clients.forwardedClient(of: request, remoteAddress: context.remoteAddress)
+        let context: any RequestContext = forwarded.map { ForwardedContext(connection: context, client: $0) } ?? context
+        if let client = forwarded {
             let inner = respond
             let name = client.description
             respond = { response in
@@ -136,11 +136,12 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         }
         var caller: Caller?
         if AccessMode.needsCaller(path: Router.originFormPath(request.path)) {
-            // Only a request that is charged needs its client's key.
-            let client = { [context] in ClientKey.peer(context: context) }
-            let authentication = access.authenticate(request,
-                                                     charge: { rateLimits.chargeAuthentication(client()) },
-                                                     refund: { rateLimits.refundAuthentication(client()) })
+            // Only a request that is charged needs its client's key (and
+            // non-escaping closures cost no allocation on the usual path).
+            let authentication = access.authenticate(
+                request,
+                charge: { rateLimits.chargeAuthentication(ClientKey.peer(context: context)) },
+                refund: { rateLimits.refundAuthentication(ClientKey.peer(context: context)) })
             switch authentication {
             case .caller(let found):
                 caller = found
