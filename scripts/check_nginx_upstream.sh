@@ -90,9 +90,13 @@ DB="postgresql://postgres@/history?host=$WORK/pg&port=$PGPORT"
 pass "PostgreSQL on port $PGPORT, socket in $WORK/pg"
 
 # Two instances on the one database. Behind nginx every request comes from
-# nginx's address: no per-address connection limit.
+# nginx's address: no per-address connection limit, and nginx (127.0.0.1)
+# is the trusted proxy whose X-Forwarded-For names the client. Open mode
+# refuses proxied requests unless told (--insecure-no-auth): this checks
+# the config, not access.
 start_instance() { # name port
     "$SERVER" --host 127.0.0.1 --port "$2" --database "$DB" --access-log on --max-connections-per-client 0 \
+        --trusted-proxy 127.0.0.1 --insecure-no-auth \
         >"$WORK/$1.out" 2>"$WORK/$1.err" &
     PIDS+=($!)
 }

@@ -38,7 +38,7 @@ struct LoopbackTests {
         try withLoopbackServer { running in
             let client = try running.client()
             defer { client.close() }
-            try client.sendRaw("GET /slow?ms=200 HTTP/1.1\r\n\r\nGET /n/2 HTTP/1.1\r\n\r\nPOST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nthree")
+            try client.sendRaw("GET /slow?ms=200 HTTP/1.1\r\nHost: h\r\n\r\nGET /n/2 HTTP/1.1\r\nHost: h\r\n\r\nPOST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nthree")
             #expect(try client.receive().bodyText == "slow 200")
             #expect(try client.receive().bodyText == "GET /n/2")
             #expect(try client.receive().bodyText == "three")
@@ -56,8 +56,8 @@ struct LoopbackTests {
         try withLoopbackServer { running in
             let client = try running.client()
             defer { client.close() }
-            try client.sendRaw("GET /slow?ms=150 HTTP/1.1\r\n\r\nGET /n/2 HTTP/1.1\r\n\r\n"
-                + "POST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nthree")
+            try client.sendRaw("GET /slow?ms=150 HTTP/1.1\r\nHost: h\r\n\r\nGET /n/2 HTTP/1.1\r\nHost: h\r\n\r\n"
+                + "POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nthree")
             client.finishSending()
             let first = try client.receive()
             #expect(first.bodyText == "slow 150" && first.headers["Connection"] == nil)
@@ -68,7 +68,7 @@ struct LoopbackTests {
 
             let truncated = try running.client()
             defer { truncated.close() }
-            try truncated.sendRaw("GET /slow?ms=100 HTTP/1.1\r\n\r\nGET /n/cut HTTP/1.1\r\nX-Half: ")
+            try truncated.sendRaw("GET /slow?ms=100 HTTP/1.1\r\nHost: h\r\n\r\nGET /n/cut HTTP/1.1\r\nHost: h\r\nX-Half: ")
             truncated.finishSending()
             #expect(try truncated.receive().bodyText == "slow 100")
             #expect(try truncated.receive().status == 400)
@@ -83,8 +83,8 @@ struct LoopbackTests {
             let client = try running.client(timeout: .seconds(10))
             defer { client.close() }
             var pipelined: [UInt8] = []
-            for _ in 0..<12 { pipelined += Array("GET /big?n=100000 HTTP/1.1\r\n\r\n".utf8) }
-            pipelined += Array("GET /last HTTP/1.1\r\n\r\n".utf8)
+            for _ in 0..<12 { pipelined += Array("GET /big?n=100000 HTTP/1.1\r\nHost: h\r\n\r\n".utf8) }
+            pipelined += Array("GET /last HTTP/1.1\r\nHost: h\r\n\r\n".utf8)
             try client.sendRaw(pipelined)
             client.finishSending()
             for _ in 0..<12 { #expect(try client.receive().body.count == 100_000) }
@@ -102,8 +102,8 @@ struct LoopbackTests {
             let client = try running.client(timeout: .seconds(10))
             defer { client.close() }
             var pipelined: [UInt8] = []
-            for _ in 0..<count { pipelined += Array("GET \(target) HTTP/1.1\r\n\r\n".utf8) }
-            pipelined += Array("GET /last HTTP/1.1\r\nConnection: close\r\n\r\n".utf8)
+            for _ in 0..<count { pipelined += Array("GET \(target) HTTP/1.1\r\nHost: h\r\n\r\n".utf8) }
+            pipelined += Array("GET /last HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n".utf8)
             try client.sendRaw(pipelined)
             for index in 0..<count {
                 let response = try client.receive()
@@ -169,7 +169,7 @@ struct LoopbackTests {
         try withLoopbackServer { running in
             let client = try running.client()
             defer { client.close() }
-            try client.sendRaw("POST /echo HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+            try client.sendRaw("POST /echo HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
             let interim = try client.receive()
             #expect(interim.status == 100)
             try client.sendRaw("hello")
@@ -177,7 +177,7 @@ struct LoopbackTests {
             #expect(final.status == 200)
             #expect(final.bodyText == "hello")
             // A body sent along with the head needs no 100.
-            try client.sendRaw("POST /echo HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi")
+            try client.sendRaw("POST /echo HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi")
             #expect(try client.receive().status == 200)
         }
     }
@@ -186,7 +186,7 @@ struct LoopbackTests {
         try withLoopbackServer(limits: HTTPLimits(maximumBodyBytes: 100)) { running in
             let client = try running.client()
             defer { client.close() }
-            try client.sendRaw("POST /echo HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 101\r\n\r\n")
+            try client.sendRaw("POST /echo HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 101\r\n\r\n")
             let response = try client.receive()
             #expect(response.status == 413)
             #expect(response.bodyText == "\(HTTPFailure.malformedRequest(.bodyTooLarge))")
@@ -197,7 +197,7 @@ struct LoopbackTests {
         try withLoopbackServer { running in
             let client = try running.client()
             defer { client.close() }
-            try client.sendRaw("POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+            try client.sendRaw("POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
             try client.sendRaw("6;ext=1\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n")
             let response = try client.receive()
             #expect(response.status == 200)
@@ -247,7 +247,7 @@ struct LoopbackTests {
             #expect(try tooLong.receive().status == 413)
             tooLong.close()
             let hugeHead = try running.client()
-            try hugeHead.sendRaw("GET /v1/wide?x=1 HTTP/1.1\r\nX-Pad: " + String(repeating: "a", count: 20_000))
+            try hugeHead.sendRaw("GET /v1/wide?x=1 HTTP/1.1\r\nHost: h\r\nX-Pad: " + String(repeating: "a", count: 20_000))
             #expect(try hugeHead.receive().status == 431)
             hugeHead.close()
             let hugeLine = try running.client()

@@ -46,27 +46,27 @@ struct MalformedRequestTests {
     }
 
     @Test func badHeaderSyntax() throws {
-        try expectError("GET / HTTP/1.1\r\nBad Name: x\r\n\r\n", status: 400)
+        try expectError("GET / HTTP/1.1\r\nHost: h\r\nBad Name: x\r\n\r\n", status: 400)
     }
 
     @Test func unsupportedTransferEncoding() throws {
-        try expectError("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", status: 501)
+        try expectError("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", status: 501)
     }
 
     @Test func unsupportedExpectation() throws {
-        try expectError("POST / HTTP/1.1\r\nExpect: tea\r\n\r\n", status: 417)
+        try expectError("POST / HTTP/1.1\r\nHost: h\r\nExpect: tea\r\n\r\n", status: 417)
     }
 
     @Test func oversizeHeaders() throws {
         let filler = String(repeating: "x", count: 17 * 1024)
-        try expectError("GET / HTTP/1.1\r\nX-Big: \(filler)\r\n\r\n", status: 431)
+        try expectError("GET / HTTP/1.1\r\nHost: h\r\nX-Big: \(filler)\r\n\r\n", status: 431)
     }
 
     @Test func aHeadThatNeverEndsIsRefusedAtTheLimit() throws {
         try withLoopbackServer { running in
             let client = try running.client()
             defer { client.close() }
-            try client.sendRaw("GET / HTTP/1.1\r\nX-Endless: ")
+            try client.sendRaw("GET / HTTP/1.1\r\nHost: h\r\nX-Endless: ")
             let chunk = String(repeating: "y", count: 1024)
             var response: HTTPClientResponse? = nil
             for _ in 0..<64 {
@@ -85,7 +85,7 @@ struct MalformedRequestTests {
         try withLoopbackServer { running in
             let client = try running.client()
             defer { client.close() }
-            try client.sendRaw("POST /echo HTTP/1.1\r\nContent-Length: 10000000\r\n\r\n")
+            try client.sendRaw("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 10000000\r\n\r\n")
             let response = try client.receive()
             #expect(response.status == 413)
             #expect(response.bodyText == "\(HTTPFailure.malformedRequest(.bodyTooLarge))")
@@ -96,7 +96,7 @@ struct MalformedRequestTests {
 
     @Test func oversizeChunkedBody() throws {
         let chunk = String(repeating: "z", count: 0x8000)
-        try expectError("POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n8000\r\n\(chunk)\r\n8000\r\n\(chunk)\r\n1\r\n",
+        try expectError("POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n8000\r\n\(chunk)\r\n8000\r\n\(chunk)\r\n1\r\n",
                         status: 413)
     }
 
@@ -104,7 +104,7 @@ struct MalformedRequestTests {
         try withLoopbackServer { running in
             let client = try running.client()
             defer { client.close() }
-            try client.sendRaw("POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc")
+            try client.sendRaw("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc")
             client.finishSending()
             let response = try client.receive()
             #expect(response.status == 400)
@@ -117,7 +117,7 @@ struct MalformedRequestTests {
     @Test func truncatedBodyThenAbort() throws {
         try withLoopbackServer { running in
             let client = try running.client()
-            try client.sendRaw("POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc")
+            try client.sendRaw("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc")
             client.close()
             #expect(running.eventually { running.server.openConnectionCount == 0 })
             #expect(running.responder.handled.withLock { $0 } == 0)
@@ -128,9 +128,9 @@ struct MalformedRequestTests {
     }
 
     @Test func requestSmugglingShapesAreRefused() throws {
-        try expectError("POST / HTTP/1.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        try expectError("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
                         status: 400)
-        try expectError("POST / HTTP/1.1\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\nabcde",
+        try expectError("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\nabcde",
                         status: 400)
     }
 }

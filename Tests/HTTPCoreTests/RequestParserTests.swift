@@ -63,19 +63,19 @@ struct RequestParserTests {
     }
 
     @Test func parsesAContentLengthBodySplitAnywhere() throws {
-        let requests = try parseSplitEverywhere("POST /m HTTP/1.1\r\nContent-Length: 11\r\n\r\nhello world")
+        let requests = try parseSplitEverywhere("POST /m HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\nhello world")
         #expect(requests.map { String(decoding: $0.request.body, as: UTF8.self) } == ["hello world"])
     }
 
     @Test func parsesAChunkedBodySplitAnywhere() throws {
-        let text = "POST /m HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let text = "POST /m HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
             + "5\r\nhello\r\n6;name=value\r\n world\r\nA \r\n0123456789\r\n0\r\nX-Trailer: 1\r\n\r\n"
         let requests = try parseSplitEverywhere(text)
         #expect(requests.map { String(decoding: $0.request.body, as: UTF8.self) } == ["hello world0123456789"])
     }
 
     @Test func takesPipelinedRequestsOneByOne() throws {
-        let text = "GET /1 HTTP/1.1\r\n\r\nPOST /2 HTTP/1.1\r\nContent-Length: 2\r\n\r\nokGET /3 HTTP/1.1\r\n\r\n"
+        let text = "GET /1 HTTP/1.1\r\nHost: h\r\n\r\nPOST /2 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nokGET /3 HTTP/1.1\r\nHost: h\r\n\r\n"
         let requests = try parseSplitEverywhere(text)
         #expect(requests.map(\.request.target) == ["/1", "/2", "/3"])
         #expect(requests[1].request.body == Array("ok".utf8))
@@ -83,7 +83,7 @@ struct RequestParserTests {
 
     @Test func reportsTheHeadBeforeTheBody() throws {
         var parser = RequestParser(limits: HTTPLimits())
-        parser.append(Array("PUT /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n".utf8))
+        parser.append(Array("PUT /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n".utf8))
         guard case .headComplete(let head) = try parser.next() else {
             Issue.record("expected the head")
             return
@@ -110,30 +110,30 @@ struct RequestParserTests {
     }
 
     @Test(arguments: [
-        ("GET http://example.com/a/b?c=d HTTP/1.1\r\n\r\n", "/a/b?c=d"),
-        ("GET HTTP://example.com HTTP/1.1\r\n\r\n", "/"),
-        ("GET https://example.com:8443?x=1 HTTP/1.1\r\n\r\n", "/?x=1"),
-        ("OPTIONS * HTTP/1.1\r\n\r\n", "*"),
+        ("GET http://example.com/a/b?c=d HTTP/1.1\r\nHost: h\r\n\r\n", "/a/b?c=d"),
+        ("GET HTTP://example.com HTTP/1.1\r\nHost: h\r\n\r\n", "/"),
+        ("GET https://example.com:8443?x=1 HTTP/1.1\r\nHost: h\r\n\r\n", "/?x=1"),
+        ("OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n", "*"),
     ])
     func reducesTargets(text: String, target: String) throws {
         #expect(try parse(text).first?.request.target == target)
     }
 
     @Test func emptyBodyWithoutFraming() throws {
-        let requests = try parse("POST /m HTTP/1.1\r\n\r\nGET /n HTTP/1.1\r\n\r\n")
+        let requests = try parse("POST /m HTTP/1.1\r\nHost: h\r\n\r\nGET /n HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(requests.map(\.request.target) == ["/m", "/n"])
         #expect(requests[0].request.body.isEmpty)
     }
 
     @Test func contentLengthListsOfEqualValuesAreOneLength() throws {
-        let requests = try parse("POST /m HTTP/1.1\r\nContent-Length: 2, 2\r\nContent-Length: 2\r\n\r\nok")
+        let requests = try parse("POST /m HTTP/1.1\r\nHost: h\r\nContent-Length: 2, 2\r\nContent-Length: 2\r\n\r\nok")
         #expect(requests.first?.request.body == Array("ok".utf8))
     }
 
     @Test(arguments: [
-        ("GET / HTTP/1.1\r\n\r\n", true),
-        ("GET / HTTP/1.1\r\nConnection: close\r\n\r\n", false),
-        ("GET / HTTP/1.1\r\nConnection: Upgrade, CLOSE\r\n\r\n", false),
+        ("GET / HTTP/1.1\r\nHost: h\r\n\r\n", true),
+        ("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", false),
+        ("GET / HTTP/1.1\r\nHost: h\r\nConnection: Upgrade, CLOSE\r\n\r\n", false),
         ("GET / HTTP/1.0\r\n\r\n", false),
         ("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", true),
         ("GET / HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n", false),
@@ -143,9 +143,22 @@ struct RequestParserTests {
     }
 
     /// RFC 9110 §2.5: a later minor version is served as the highest implemented.
+    /// RFC 9112 §3.2: HTTP/1.1 needs `Host`; HTTP/1.0 may leave it out.
+    /// In absolute form the target's authority is the `Host` (§3.2.2).
+    @Test func hostIsRequiredAndAbsoluteFormNamesIt() throws {
+        #expect(parseError("GET / HTTP/1.1\r\n\r\n") == .missingHost)
+        #expect(try parse("GET / HTTP/1.0\r\n\r\n").first?.request.headers["Host"] == nil)
+        let absolute = try parse("GET http://evil.example:81/a?b HTTP/1.1\r\nHost: localhost\r\n\r\n").first?.request
+        #expect(absolute?.target == "/a?b")
+        #expect(absolute?.headers.values(of: "Host") == ["evil.example:81"])
+        let oldAbsolute = try parse("GET http://evil.example/ HTTP/1.0\r\n\r\n").first?.request
+        #expect(oldAbsolute?.headers.values(of: "Host") == ["evil.example"])
+        #expect(parseError("GET http://user@evil.example/ HTTP/1.1\r\nHost: x\r\n\r\n") == .invalidTarget)
+    }
+
     @Test func laterHTTP1MinorVersionsAreServedAsHTTP11() throws {
         for minor in 2...9 {
-            let requests = try parse("GET / HTTP/1.\(minor)\r\n\r\n")
+            let requests = try parse("GET / HTTP/1.\(minor)\r\nHost: h\r\n\r\n")
             #expect(requests.first?.request.version == .http1_1)
             #expect(requests.first?.keepAlive == true)
         }
@@ -165,12 +178,12 @@ struct RequestParserTests {
     /// What the access log names for a head refused before it was whole:
     /// a request line that parses, and nothing for one that does not.
     @Test(arguments: [
-        ("GET /a?b=1 HTTP/1.1\r\nX-Big: 1", "GET", "/a?b=1"),
+        ("GET /a?b=1 HTTP/1.1\r\nHost: h\r\nX-Big: 1", "GET", "/a?b=1"),
         ("\r\nPOST /v1 HTTP/1.0\n", "POST", "/v1"),
         ("NOT A REQUEST\r\n\r\n", nil, nil),
         ("GET /a\r\n", nil, nil),
         ("GET /a HTTP/1.1", nil, nil),
-        ("GET  HTTP/1.1\r\n", nil, nil),
+        ("GET  HTTP/1.1\r\nHost: h\r\n", nil, nil),
     ] as [(String, String?, String?)])
     func bufferedRequestLineNamesOnlyALineThatParses(text: String, method: String?, target: String?) {
         var parser = RequestParser(limits: HTTPLimits())
@@ -187,57 +200,57 @@ struct RequestParserTests {
     @Test(arguments: [
         ("HELLO\r\n\r\n", RequestParseError.invalidRequestLine),
         ("GET /\r\n\r\n", .invalidRequestLine),
-        ("GET  / HTTP/1.1\r\n\r\n", .invalidRequestLine),
-        (" GET / HTTP/1.1\r\n\r\n", .invalidRequestLine),
-        ("G@T / HTTP/1.1\r\n\r\n", .invalidMethod),
+        ("GET  / HTTP/1.1\r\nHost: h\r\n\r\n", .invalidRequestLine),
+        (" GET / HTTP/1.1\r\nHost: h\r\n\r\n", .invalidRequestLine),
+        ("G@T / HTTP/1.1\r\nHost: h\r\n\r\n", .invalidMethod),
         ("GET / HTTP/2.0\r\n\r\n", .unsupportedVersion),
         ("GET / HTTP/0.9\r\n\r\n", .unsupportedVersion),
         ("GET / HTTX/1.1\r\n\r\n", .invalidVersion),
         ("GET / HTTP/1.10\r\n\r\n", .invalidVersion),
         ("GET / http/1.1\r\n\r\n", .invalidVersion),
         ("GET / HTTP/1.1 \r\n\r\n", .invalidVersion),
-        ("GET foo HTTP/1.1\r\n\r\n", .invalidTarget),
-        ("GET * HTTP/1.1\r\n\r\n", .invalidTarget),
-        ("GET /a#b HTTP/1.1\r\n\r\n", .invalidTarget),
-        ("CONNECT example.com:443 HTTP/1.1\r\n\r\n", .invalidTarget),
-        ("GET /\u{e9} HTTP/1.1\r\n\r\n", .invalidTarget),
+        ("GET foo HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("GET * HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("GET /a#b HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("CONNECT example.com:443 HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("GET /\u{e9} HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
         ("GET /\r HTTP/1.1\r\n\r\n", .bareCarriageReturn),
         ("GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", .duplicateHost),
         ("GET / HTTP/1.1\r\nHost : x\r\n\r\n", .invalidHeaderName),
-        ("GET / HTTP/1.1\r\n: x\r\n\r\n", .invalidHeaderName),
-        ("GET / HTTP/1.1\r\nHo(st: x\r\n\r\n", .invalidHeaderName),
-        ("GET / HTTP/1.1\r\nNoColon\r\n\r\n", .invalidHeaderLine),
-        ("GET / HTTP/1.1\r\nA: b\r\n folded\r\n\r\n", .obsoleteLineFolding),
-        ("GET / HTTP/1.1\r\nA: b\u{0}c\r\n\r\n", .invalidHeaderValue),
-        ("GET / HTTP/1.1\r\nA: b\rc\r\n\r\n", .invalidHeaderValue),
-        ("GET / HTTP/1.1\r\nA: b\u{7f}\r\n\r\n", .invalidHeaderValue),
-        ("POST / HTTP/1.1\r\nContent-Length: abc\r\n\r\n", .invalidContentLength),
-        ("POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", .invalidContentLength),
-        ("POST / HTTP/1.1\r\nContent-Length: +5\r\n\r\n", .invalidContentLength),
-        ("POST / HTTP/1.1\r\nContent-Length: 1 2\r\n\r\n", .invalidContentLength),
-        ("POST / HTTP/1.1\r\nContent-Length:\r\n\r\n", .invalidContentLength),
-        ("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n", .invalidContentLength),
-        ("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", .invalidContentLength),
-        ("POST / HTTP/1.1\r\nContent-Length: 1, 2\r\n\r\n", .invalidContentLength),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 1\r\n\r\n", .contentLengthWithTransferEncoding),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", .invalidTransferEncoding),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked, identity\r\n\r\n", .invalidTransferEncoding),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: identity\r\n\r\n", .invalidTransferEncoding),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n", .invalidTransferEncoding),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", .unsupportedTransferEncoding),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", .invalidTransferEncoding),
+        ("GET / HTTP/1.1\r\nHost: h\r\n: x\r\n\r\n", .invalidHeaderName),
+        ("GET / HTTP/1.1\r\nHost: h\r\nHo(st: x\r\n\r\n", .invalidHeaderName),
+        ("GET / HTTP/1.1\r\nHost: h\r\nNoColon\r\n\r\n", .invalidHeaderLine),
+        ("GET / HTTP/1.1\r\nHost: h\r\nA: b\r\n folded\r\n\r\n", .obsoleteLineFolding),
+        ("GET / HTTP/1.1\r\nHost: h\r\nA: b\u{0}c\r\n\r\n", .invalidHeaderValue),
+        ("GET / HTTP/1.1\r\nHost: h\r\nA: b\rc\r\n\r\n", .invalidHeaderValue),
+        ("GET / HTTP/1.1\r\nHost: h\r\nA: b\u{7f}\r\n\r\n", .invalidHeaderValue),
+        ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: abc\r\n\r\n", .invalidContentLength),
+        ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n", .invalidContentLength),
+        ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: +5\r\n\r\n", .invalidContentLength),
+        ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1 2\r\n\r\n", .invalidContentLength),
+        ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length:\r\n\r\n", .invalidContentLength),
+        ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n", .invalidContentLength),
+        ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", .invalidContentLength),
+        ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1, 2\r\n\r\n", .invalidContentLength),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 1\r\n\r\n", .contentLengthWithTransferEncoding),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n", .invalidTransferEncoding),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, identity\r\n\r\n", .invalidTransferEncoding),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n\r\n", .invalidTransferEncoding),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n", .invalidTransferEncoding),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", .unsupportedTransferEncoding),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", .invalidTransferEncoding),
         ("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", .invalidTransferEncoding),
-        ("POST / HTTP/1.1\r\nExpect: the-unexpected\r\n\r\n", .unsupportedExpectation),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", .invalidChunkedBody),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n\r\n", .invalidChunkedBody),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX", .invalidChunkedBody),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n", .invalidChunkedBody),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n", .invalidChunkedBody),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n bad trailer\r\n\r\n", .invalidChunkedBody),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nnocolon\r\n\r\n", .invalidChunkedBody),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T : 1\r\n\r\n", .invalidChunkedBody),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n: empty name\r\n\r\n", .invalidChunkedBody),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nGET /smuggled HTTP/1.1\r\n\r\n", .invalidChunkedBody),
+        ("POST / HTTP/1.1\r\nHost: h\r\nExpect: the-unexpected\r\n\r\n", .unsupportedExpectation),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", .invalidChunkedBody),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n\r\n", .invalidChunkedBody),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX", .invalidChunkedBody),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n", .invalidChunkedBody),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n", .invalidChunkedBody),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n bad trailer\r\n\r\n", .invalidChunkedBody),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nnocolon\r\n\r\n", .invalidChunkedBody),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T : 1\r\n\r\n", .invalidChunkedBody),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n: empty name\r\n\r\n", .invalidChunkedBody),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nGET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n", .invalidChunkedBody),
     ])
     func refusesMalformedRequests(text: String, error: RequestParseError) {
         #expect(parseError(text) == error)
@@ -246,7 +259,7 @@ struct RequestParserTests {
     @Test func refusesAHeadThatNeverEnds() throws {
         let limits = HTTPLimits(maximumHeadBytes: 1024)
         var parser = RequestParser(limits: limits)
-        parser.append(Array("GET / HTTP/1.1\r\n".utf8))
+        parser.append(Array("GET / HTTP/1.1\r\nHost: h\r\n".utf8))
         var error: RequestParseError? = nil
         for _ in 0..<100 where error == nil {
             parser.append(Array("X-Filler: 0123456789".utf8))  // one endless line, no CRLF
@@ -258,7 +271,7 @@ struct RequestParserTests {
 
     @Test func headAtTheLimitIsAcceptedAndOneByteMoreIsNot() throws {
         let limits = HTTPLimits(maximumHeadBytes: 100)
-        let prefix = "GET / HTTP/1.1\r\nX: "
+        let prefix = "GET / HTTP/1.1\r\nHost: h\r\nX: "
         let fill = String(repeating: "a", count: 100 - prefix.utf8.count - 4)
         #expect(try parse(prefix + fill + "\r\n\r\n", limits: limits).count == 1)
         #expect(parseError(prefix + fill + "a\r\n\r\n", limits: limits) == .headTooLarge)
@@ -266,19 +279,19 @@ struct RequestParserTests {
 
     @Test func refusesADeclaredBodyOverTheLimitBeforeItArrives() {
         let limits = HTTPLimits(maximumBodyBytes: 10)
-        #expect(parseError("POST / HTTP/1.1\r\nContent-Length: 11\r\n\r\n", limits: limits) == .bodyTooLarge)
-        #expect((try? parse("POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789", limits: limits))?.count == 1)
+        #expect(parseError("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n", limits: limits) == .bodyTooLarge)
+        #expect((try? parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n0123456789", limits: limits))?.count == 1)
     }
 
     @Test func refusesADecodedChunkedBodyOverTheLimit() {
         let limits = HTTPLimits(maximumBodyBytes: 10)
-        let text = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n5\r\n"
+        let text = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n5\r\n"
         #expect(parseError(text, limits: limits) == .bodyTooLarge)
     }
 
     @Test func refusesEndlessChunkFraming() {
         let limits = HTTPLimits(maximumHeadBytes: 256, maximumBodyBytes: 256)
-        let text = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + String(repeating: "1;e=xxxxxxx\r\na\r\n", count: 40)
+        let text = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n" + String(repeating: "1;e=xxxxxxx\r\na\r\n", count: 40)
         #expect(parseError(text, limits: limits) == .bodyTooLarge)
     }
 

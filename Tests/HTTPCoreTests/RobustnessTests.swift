@@ -24,7 +24,7 @@ struct RobustnessTests {
         try withLoopbackServer(limits: HTTPLimits(bodyTimeout: .milliseconds(300))) { running in
             let client = try running.client()
             defer { client.close() }
-            try client.sendRaw("POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc")
+            try client.sendRaw("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc")
             #expect(try client.receive().status == 408)
             #expect(running.responder.handled.withLock { $0 } == 0)
         }
@@ -101,7 +101,7 @@ struct RobustnessTests {
             let greedy = try running.client()
             defer { greedy.close() }
             var pipelined: [UInt8] = []
-            for _ in 0..<200 { pipelined += Array("GET /big?n=1000000 HTTP/1.1\r\n\r\n".utf8) }
+            for _ in 0..<200 { pipelined += Array("GET /big?n=1000000 HTTP/1.1\r\nHost: h\r\n\r\n".utf8) }
             try greedy.sendRaw(pipelined)  // 200 MB of answers asked for, none read
             Thread.sleep(forTimeInterval: 0.5)
             let handled = running.responder.handled.withLock { $0 }
@@ -135,7 +135,7 @@ struct RobustnessTests {
         try withLoopbackServer(limits: HTTPLimits(writeTimeout: .seconds(1))) { running in
             let reader = try TrickleClient(port: running.port, receiveBufferBytes: nil)
             defer { reader.close() }
-            try reader.send(Array("GET /big?n=20000000 HTTP/1.1\r\n\r\n".utf8))
+            try reader.send(Array("GET /big?n=20000000 HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
             let started = ContinuousClock.now
             var ended = false
             while !ended && ContinuousClock.now - started < .seconds(15) {
@@ -179,10 +179,10 @@ struct RobustnessTests {
         let limits = HTTPLimits(headTimeout: .milliseconds(300), bodyTimeout: .milliseconds(300))
         try withLoopbackServer(limits: limits) { running in
             let raw = [
-                "", "GET", "GET / HTTP/1.1\r\n", "GET / HTTP/1.1\r\n\r\n", "BAD\r\n\r\n",
-                "POST /echo HTTP/1.1\r\nContent-Length: 100\r\n\r\nabc", "GET /slow?ms=50 HTTP/1.1\r\n\r\n",
-                "GET /big?n=3000000 HTTP/1.1\r\n\r\n",
-                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
+                "", "GET", "GET / HTTP/1.1\r\nHost: h\r\n", "GET / HTTP/1.1\r\nHost: h\r\n\r\n", "BAD\r\n\r\n",
+                "POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\nabc", "GET /slow?ms=50 HTTP/1.1\r\nHost: h\r\n\r\n",
+                "GET /big?n=3000000 HTTP/1.1\r\nHost: h\r\n\r\n",
+                "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
             ]
             DispatchQueue.concurrentPerform(iterations: 4) { worker in
                 for index in 0..<50 {

@@ -87,7 +87,7 @@ struct AccessLogEscapingTests {
             let lines = output.split(separator: "\n")
             #expect(lines.count == 3, "\(output)")
             for line in lines {
-                #expect(line.split(separator: " ", omittingEmptySubsequences: false).count == 6, "\(line)")
+                #expect(line.split(separator: " ", omittingEmptySubsequences: false).count == 7, "\(line)")
             }
         }
     }

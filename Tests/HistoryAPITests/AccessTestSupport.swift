@@ -110,3 +110,26 @@ extension HTTPClientResponse {
         return "\(status) \(reason)\n" + fields.joined(separator: "\n") + "\n\n" + bodyText
     }
 }
+
+extension HTTPClientConnection {
+    /// Conversation `id` owned by the user whose token is `token`, as that
+    /// user's create with an id once made it: a user token may not choose
+    /// an id (docs/API.md, "Edges"), so an admin creates it and makes the
+    /// token's subject its owner. The owner `PUT`'s status (201 when made).
+    func createConversation(_ id: String, ownedBy token: String) throws -> Int {
+        let admin = TokenMinter().admin()
+        let created = try call(.post, "/v1/conversations", token: admin, json: #"{"id":"\#(id)"}"#)
+        guard created.status == 201 else { return created.status }
+        return try call(.put, "/v1/conversations/\(id)/members/\(Self.subject(of: token))", token: admin,
+                        json: #"{"role":"owner"}"#).status
+    }
+
+    /// The `sub` of a compact JWT, read without verifying it.
+    static func subject(of token: String) -> String {
+        var payload = String(token.split(separator: ".")[1])
+            .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while payload.count % 4 != 0 { payload += "=" }
+        let object = (try? JSONSerialization.jsonObject(with: Data(base64Encoded: payload) ?? Data())) as? [String: Any]
+        return object?["sub"] as? String ?? ""
+    }
+}

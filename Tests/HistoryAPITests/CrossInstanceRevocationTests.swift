@@ -25,7 +25,7 @@ struct CrossInstanceRevocationTests {
                 let owner = minter.user("olga"), member = minter.user("bob")
                 let throughB = try HTTPClientConnection(host: "127.0.0.1", port: b.port, timeout: .seconds(10))
                 defer { throughB.close() }
-                #expect(try throughB.call(.post, "/v1/conversations", token: owner, json: #"{"id":"room"}"#).status == 201)
+                #expect(try throughB.createConversation("room", ownedBy: owner) == 201)
                 #expect(try throughB.call(.put, "/v1/conversations/room/members/bob", token: owner, json: "{}").status == 201)
                 let version = try throughB.call(.post, "/v1/conversations/room/messages", token: owner,
                                                 json: #"{"sender":"olga","body":"hi"}"#)

@@ -152,7 +152,7 @@ import Testing
             let client = try server.connect()
             defer { client.close() }
             let mia = minter.user("mia")
-            #expect(try client.call(.post, "/v1/conversations", token: mia, json: #"{"id":"c"}"#).status == 201)
+            #expect(try client.createConversation("c", ownedBy: mia) == 201)
             #expect(try client.inbox("me", token: mia).ids == ["c"])
             #expect(try client.inbox("mia", token: mia).conversations.first?.role == "owner")
             expectError(try client.call(.get, "/v1/users/zed/conversations", token: mia), 403, "forbidden")

@@ -203,7 +203,7 @@ import Testing
             defer { client.close() }
             let olga = minter.user("olga"), mia = minter.user("mia")
             for id in ["c", "d"] {
-                #expect(try client.call(.post, "/v1/conversations", token: olga, json: #"{"id":"\#(id)"}"#).status == 201)
+                #expect(try client.createConversation(id, ownedBy: olga) == 201)
                 #expect(try client.call(.put, "/v1/conversations/\(id)/members/mia", token: olga, json: "{}").status == 201)
             }
             let message = try client.call(.post, "/v1/conversations/c/messages", token: olga, json: #"{"body":"hi"}"#)

@@ -58,7 +58,7 @@ import Testing
             defer { client.close() }
             let token = minter.user(user)
             let c = conversation
-            #expect(try client.call(.post, "/v1/conversations", token: token, json: #"{"id":"\#(c)"}"#).status == 201)
+            #expect(try client.createConversation(c, ownedBy: token) == 201)
             #expect(try client.call(.put, "/v1/conversations/\(c)/members/\(other)", token: token, json: "{}").status == 201)
             #expect(try client.call(.post, "/v1/conversations/\(c)/messages", token: token,
                                     json: #"{"sender":"\#(user)","body":"b"}"#).status == 201)

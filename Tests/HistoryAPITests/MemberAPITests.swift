@@ -12,8 +12,10 @@ import Testing
         try withTokenServer { server, minter in
             let client = try server.connect()
             defer { client.close() }
-            #expect(try client.call(.post, "/v1/conversations", token: minter.user("olga"), json: #"{"id":"c"}"#).status == 201)
-            let list = try client.call(.get, "/v1/conversations/c/members", token: minter.user("olga"))
+            let created = try client.call(.post, "/v1/conversations", token: minter.user("olga"), json: "{}")
+            #expect(created.status == 201)
+            let id = try created.decode(HistoryConversation.self).id
+            let list = try client.call(.get, "/v1/conversations/\(id)/members", token: minter.user("olga"))
             #expect(list.status == 200)
             let page = try list.decode(MemberPageBody.self)
             #expect(page.members.count == 1)
@@ -92,7 +94,7 @@ import Testing
             let client = try server.connect()
             defer { client.close() }
             let owner = minter.user("olga")
-            #expect(try client.call(.post, "/v1/conversations", token: owner, json: #"{"id":"c"}"#).status == 201)
+            #expect(try client.createConversation("c", ownedBy: owner) == 201)
             for user in ["mia", "zed"] {
                 #expect(try client.call(.put, "/v1/conversations/c/members/\(user)", token: owner, json: "{}").status == 201)
             }
@@ -109,7 +111,7 @@ import Testing
             let client = try server.connect()
             defer { client.close() }
             let owner = minter.user("olga")
-            #expect(try client.call(.post, "/v1/conversations", token: owner, json: #"{"id":"c"}"#).status == 201)
+            #expect(try client.createConversation("c", ownedBy: owner) == 201)
             #expect(try client.call(.post, "/v1/conversations/c/messages", token: owner, json: #"{"body":"early"}"#).status == 201)
             #expect(try client.call(.put, "/v1/conversations/c/members/late", token: owner, json: "{}").status == 201)
             let page = try client.call(.get, "/v1/conversations/c/messages", token: minter.user("late"))
@@ -125,7 +127,7 @@ import Testing
             let client = try server.connect()
             defer { client.close() }
             let ana = minter.user("ana")
-            #expect(try client.call(.post, "/v1/conversations", token: ana, json: #"{"id":"c"}"#).status == 201)
+            #expect(try client.createConversation("c", ownedBy: ana) == 201)
             let omitted = try client.call(.post, "/v1/conversations/c/messages", token: ana, json: #"{"body":"hi"}"#)
             #expect(omitted.status == 201)
             #expect(try omitted.decode(HistoryMessage.self).sender == "ana")
@@ -187,7 +189,7 @@ import Testing
     /// long-poll on it by `token`'s user, once the store holds it parked.
     private static func parkedPoll(on server: RunningServer, client: HTTPClientConnection, owner: String,
                                    pollingAs token: String) throws -> HTTPClientConnection {
-        #expect(try client.call(.post, "/v1/conversations", token: owner, json: #"{"id":"c"}"#).status == 201)
+        #expect(try client.createConversation("c", ownedBy: owner) == 201)
         #expect(try client.call(.put, "/v1/conversations/c/members/mia", token: owner, json: "{}").status == 201)
         let poller = try server.connect(timeout: .seconds(20))
         try poller.send(HTTPRequest(method: .get, target: "/v1/conversations/c/events?wait=30",

@@ -51,7 +51,7 @@ import Testing
             }
 
             let owner = minter.user("olga")
-            #expect(try client.call(.post, "/v1/conversations", token: owner, json: #"{"id":"\#(cid)"}"#).status == 201)
+            #expect(try client.createConversation(cid, ownedBy: owner) == 201)
             #expect(try client.call(.post, "/v1/conversations/\(cid)/messages", token: owner, json: #"{"body":"private"}"#).status == 201)
 
             for (probe, missing) in zip(Self.probes, before) {
@@ -69,7 +69,7 @@ import Testing
             defer { client.close() }
             let owner = minter.user("olga")
             let mia = minter.user("mia")
-            #expect(try client.call(.post, "/v1/conversations", token: owner, json: #"{"id":"room"}"#).status == 201)
+            #expect(try client.createConversation("room", ownedBy: owner) == 201)
             #expect(try client.call(.put, "/v1/conversations/room/members/mia", token: owner, json: "{}").status == 201)
             #expect(try client.call(.get, "/v1/conversations/room/messages", token: mia).status == 200)
             let removal = try client.call(.delete, "/v1/conversations/room/members/mia", token: owner)

@@ -102,7 +102,7 @@ import Testing
             let client = try server.connect()
             defer { client.close() }
             let olga = minter.user("olga")
-            #expect(try client.call(.post, "/v1/conversations", token: olga, json: #"{"id":"c"}"#).status == 201)
+            #expect(try client.createConversation("c", ownedBy: olga) == 201)
             #expect(try client.call(.put, "/v1/conversations/c/members/mia", token: olga, json: "{}").status == 201)
             let message = try client.call(.post, "/v1/conversations/c/messages", token: olga, json: #"{"body":"hi"}"#)
             let id = try message.decode(HistoryMessage.self).id

@@ -171,7 +171,7 @@ struct ServerProcessTests {
         let logged = eventually(within: .seconds(5)) { server.stdoutText.contains("GET /nope?x=1 404 ") }
         #expect(logged, "\(server.stdoutText)")
         // A request line that does not parse has no method or target: `-`
-        // keeps the line's six space-separated fields.
+        // keeps the line's seven space-separated fields.
         let garbage = try server.connect()
         defer { garbage.close() }
         try garbage.sendRaw(Array("NOT A REQUEST\r\n\r\n".utf8))
@@ -179,7 +179,7 @@ struct ServerProcessTests {
         let dashed = eventually(within: .seconds(5)) { server.stdoutText.contains("Z - - 400 ") }
         #expect(dashed, "\(server.stdoutText)")
         for line in server.stdoutText.split(separator: "\n").dropFirst() {
-            #expect(line.split(separator: " ", omittingEmptySubsequences: false).count == 6, "\(line)")
+            #expect(line.split(separator: " ", omittingEmptySubsequences: false).count == 7, "\(line)")
         }
     }
 

@@ -8,6 +8,6 @@ public func stalledClients(host: String = "127.0.0.1", port: Int, unreadTarget: 
     let halfHead = try HTTPClientConnection(host: host, port: port)
     try halfHead.sendRaw("GET /stalled HTTP/1.1\r\nHost: half-a-hea")
     let neverReads = try HTTPClientConnection(host: host, port: port)
-    try neverReads.sendRaw("GET \(unreadTarget) HTTP/1.1\r\n\r\n")
+    try neverReads.sendRaw("GET \(unreadTarget) HTTP/1.1\r\nHost: h\r\n\r\n")
     return [halfHead, neverReads]
 }

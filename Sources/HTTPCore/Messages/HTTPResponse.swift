@@ -7,6 +7,10 @@ public struct HTTPResponse: Sendable {
     /// A low-cardinality name of what answered (`"GET /v1/conversations/{cid}/messages"`),
     /// for metrics and logs; never sent.
     public var route: String?
+    /// The client's address when the responder knows it better than the
+    /// socket does (behind a trusted proxy, the address the proxy forwarded
+    /// for), for the access log; never sent. nil: the peer's address.
+    public var client: String?
 
     public init(status: HTTPStatus, headers: HTTPHeaders = [:], body: [UInt8] = [], route: String? = nil) {
         self.status = status

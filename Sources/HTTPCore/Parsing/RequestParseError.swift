@@ -24,6 +24,8 @@ public enum RequestParseError: Error, Hashable, Sendable, CustomStringConvertibl
     case invalidHeaderValue
     /// More than one Host field (RFC 9112 §3.2: which one names the target is unknowable).
     case duplicateHost
+    /// An HTTP/1.1 request without a Host field (RFC 9112 §3.2).
+    case missingHost
     /// A field line starting with whitespace (RFC 9112 §5.2 obs-fold).
     case obsoleteLineFolding
     /// A CR not followed by LF in the head.
@@ -69,6 +71,7 @@ public enum RequestParseError: Error, Hashable, Sendable, CustomStringConvertibl
         case .invalidTarget: "request target is not an origin-form path"
         case .invalidVersion: "malformed HTTP version"
         case .duplicateHost: "more than one Host header field"
+        case .missingHost: "an HTTP/1.1 request needs a Host header field"
         case .unsupportedVersion: "only HTTP/1.x is supported"
         case .invalidHeaderName: "malformed header field name"
         case .invalidHeaderLine: "header field line without a colon"

@@ -41,8 +41,11 @@ enum BodyFraming: Sendable {
 /// (§2.2), empty lines before the request line are skipped (§2.2), a
 /// Content-Length list of equal values is one length (RFC 9110 §8.6), a POST
 /// without length or chunked has an empty body (§6.3), a later HTTP/1.x is
-/// served as HTTP/1.1 (RFC 9110 §2.5), and a missing Host is accepted (as
-/// SwiftNIO-based servers do; two Host fields are refused, §3.2).
+/// served as HTTP/1.1 (RFC 9110 §2.5). Host follows RFC 9112 §3.2: an
+/// HTTP/1.1 request without one, or with two, is refused (400); HTTP/1.0
+/// may leave it out. In absolute form (§3.2.2) the target's authority
+/// replaces any Host field sent, so what the server checks and sees as
+/// `Host` is the name the request really targets.
 public struct RequestParser: Sendable {
     public enum Progress: Sendable {
         /// The buffer holds no complete head, or not all of the body yet.
@@ -264,7 +267,7 @@ public struct RequestParser: Sendable {
                                   limits: HTTPLimits) throws(RequestParseError) -> RequestHead {
         let end = range.upperBound
         let (requestLine, firstField) = HTTPSyntax.line(bytes, from: range.lowerBound, end: end)
-        let (method, target, version) = try parseRequestLine(bytes, requestLine)
+        let (method, target, authority, version) = try parseRequestLine(bytes, requestLine)
 
         var position = firstField
         var fields: [(name: String, value: String)] = []
@@ -320,6 +323,10 @@ public struct RequestParser: Sendable {
             case 4 where HTTPSyntax.equalsIgnoringCase(bytes, name, "host"):
                 if sawHost { throw .duplicateHost }
                 sawHost = true
+                if let authority {
+                    fields.append(("Host", authority))
+                    continue
+                }
             case 6 where HTTPSyntax.equalsIgnoringCase(bytes, name, "expect"):
                 guard HTTPSyntax.equalsIgnoringCase(bytes, value, "100-continue") else {
                     throw .unsupportedExpectation
@@ -329,6 +336,11 @@ public struct RequestParser: Sendable {
                 break
             }
             fields.append((HTTPSyntax.string(bytes, name), HTTPSyntax.string(bytes, value)))
+        }
+
+        if !sawHost {
+            guard version == .http1_0 else { throw .missingHost }
+            if let authority { fields.append(("Host", authority)) }
         }
 
         var framing = BodyFraming.none
@@ -371,7 +383,8 @@ public struct RequestParser: Sendable {
     // MARK: - Request line
 
     /// `method SP request-target SP HTTP-version` (RFC 9112 §3).
-    private static func parseRequestLine(_ bytes: UnsafeBufferPointer<UInt8>, _ line: Range<Int>) throws(RequestParseError) -> (String, String, HTTPVersion) {
+    /// The authority is the absolute form's `host[:port]`, nil in origin form.
+    private static func parseRequestLine(_ bytes: UnsafeBufferPointer<UInt8>, _ line: Range<Int>) throws(RequestParseError) -> (String, String, String?, HTTPVersion) {
         if HTTPSyntax.firstIndex(of: HTTPSyntax.cr, in: bytes, line) != nil { throw .bareCarriageReturn }
         guard let firstSpace = HTTPSyntax.firstIndex(of: HTTPSyntax.space, in: bytes, line) else {
             throw .invalidRequestLine
@@ -386,8 +399,8 @@ public struct RequestParser: Sendable {
         guard !targetRange.isEmpty else { throw .invalidRequestLine }
         let version = try parseVersion(bytes, (secondSpace + 1)..<line.upperBound)
         let method = HTTPSyntax.string(bytes, methodRange)
-        let target = try parseTarget(bytes, targetRange, isOptions: method == "OPTIONS")
-        return (method, target, version)
+        let (target, authority) = try parseTarget(bytes, targetRange, isOptions: method == "OPTIONS")
+        return (method, target, authority, version)
     }
 
     /// `HTTP/DIGIT.DIGIT`: 1.0 and 1.1 are served, a later 1.x as 1.1
@@ -406,17 +419,19 @@ public struct RequestParser: Sendable {
     }
 
     /// Origin-form as is; absolute-form reduced to its path and query
-    /// (RFC 9112 §3.2.2); `*` only for OPTIONS; anything else refused.
-    private static func parseTarget(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, isOptions: Bool) throws(RequestParseError) -> String {
+    /// (RFC 9112 §3.2.2), with its authority; `*` only for OPTIONS; anything
+    /// else refused, userinfo (`user@host`) included (RFC 9110 §4.2.4).
+    private static func parseTarget(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
+                                    isOptions: Bool) throws(RequestParseError) -> (target: String, authority: String?) {
         for index in range {
             let byte = bytes[index]
             guard byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "#") else { throw .invalidTarget }
         }
         let first = bytes[range.lowerBound]
-        if first == UInt8(ascii: "/") { return HTTPSyntax.string(bytes, range) }
+        if first == UInt8(ascii: "/") { return (HTTPSyntax.string(bytes, range), nil) }
         if first == UInt8(ascii: "*") {
             guard range.count == 1, isOptions else { throw .invalidTarget }
-            return "*"
+            return ("*", nil)
         }
         let authorityStart: Int
         if range.count > 7, HTTPSyntax.equalsIgnoringCase(bytes, range.lowerBound..<(range.lowerBound + 7), "http://") {
@@ -431,8 +446,11 @@ public struct RequestParser: Sendable {
             pathStart += 1
         }
         guard pathStart > authorityStart else { throw .invalidTarget }
-        if pathStart == range.upperBound { return "/" }
+        let authorityRange = authorityStart..<pathStart
+        guard HTTPSyntax.firstIndex(of: UInt8(ascii: "@"), in: bytes, authorityRange) == nil else { throw .invalidTarget }
+        let authority = HTTPSyntax.string(bytes, authorityRange)
+        if pathStart == range.upperBound { return ("/", authority) }
         let rest = HTTPSyntax.string(bytes, pathStart..<range.upperBound)
-        return bytes[pathStart] == UInt8(ascii: "?") ? "/" + rest : rest
+        return (bytes[pathStart] == UInt8(ascii: "?") ? "/" + rest : rest, authority)
     }
 }

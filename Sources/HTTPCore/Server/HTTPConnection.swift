@@ -28,6 +28,8 @@ final class HTTPConnection: @unchecked Sendable {
     let id: Int
     let queue: DispatchQueue
     let remoteAddress: String
+    /// `remoteAddress` without the port, for the access log.
+    private let peerHost: String
     private let socket: Socket
     private let responder: any HTTPResponder
     private let observer: (any HTTPServerObserver)?
@@ -52,12 +54,13 @@ final class HTTPConnection: @unchecked Sendable {
     private var isClosed = false
     private let closeWatch = CloseWatch()
 
-    init(id: Int, socket: Socket, remoteAddress: String, loop: EventLoop, limits: HTTPLimits,
+    init(id: Int, socket: Socket, remoteAddress: String, peerHost: String, loop: EventLoop, limits: HTTPLimits,
          responder: any HTTPResponder, observer: (any HTTPServerObserver)?,
          onClosed: @escaping @Sendable (HTTPConnection) -> Void) {
         self.id = id
         self.socket = socket
         self.remoteAddress = remoteAddress
+        self.peerHost = peerHost
         self.loop = loop
         self.queue = loop.queue
         self.responder = responder
@@ -235,7 +238,7 @@ final class HTTPConnection: @unchecked Sendable {
             exchanges.append(PendingExchange(
                 end: bytesQueued,
                 exchange: HTTPExchange(method: method, target: target, status: code, bytes: bodyBytes,
-                                       microseconds: 0, route: response.route),
+                                       microseconds: 0, route: response.route, client: response.client ?? peerHost),
                 started: started))
         }
     }

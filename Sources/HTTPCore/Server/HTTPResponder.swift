@@ -58,8 +58,13 @@ public struct HTTPExchange: Sendable {
     public var microseconds: Int
     /// `HTTPResponse.route`, or nil for answers made by the HTTP layer itself.
     public var route: String?
+    /// Who asked: `HTTPResponse.client`, else the peer's address without
+    /// the port; `-` when unknown.
+    public var client: String
 
-    public init(method: String, target: String, status: Int, bytes: Int, microseconds: Int, route: String?) {
+    public init(method: String, target: String, status: Int, bytes: Int, microseconds: Int, route: String?,
+                client: String = "-") {
+        self.client = client
         self.method = method
         self.target = target
         self.status = status

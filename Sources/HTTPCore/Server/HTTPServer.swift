@@ -16,7 +16,7 @@ public final class HTTPServer: Sendable {
     private struct State {
         var listener: Listener?
         var connections: [Int: HTTPConnection] = [:]
-        /// Open connections by peer address (without the port), for
+        /// Open connections by peer address (without the port; IPv6 by its /64), for
         /// `maximumConnectionsPerPeer`; a peer with none has no entry.
         var connectionsPerPeer: [String: Int] = [:]
         var peerOfConnection: [Int: String] = [:]
@@ -96,8 +96,11 @@ public final class HTTPServer: Sendable {
             return
         }
         let remote = peer?.description ?? "unknown"
-        let peerHost = peer?.host ?? "unknown"
-        let perPeerLimit = configuration.maximumConnectionsPerPeer
+        let address = peer?.ipAddress
+        // An IPv6 peer counts by its /64, like every per-client limit.
+        let peerHost = address?.limitKey ?? peer?.host ?? "unknown"
+        let exempt = address.map { address in configuration.uncappedPeers.contains { $0.contains(address) } } ?? false
+        let perPeerLimit = exempt ? 0 : configuration.maximumConnectionsPerPeer
         let (connection, count): (HTTPConnection?, Int) = state.withLock { state in
             guard !state.shuttingDown, state.connections.count < configuration.maximumConnections,
                   perPeerLimit <= 0 || state.connectionsPerPeer[peerHost, default: 0] < perPeerLimit else {
@@ -108,7 +111,7 @@ public final class HTTPServer: Sendable {
             state.peerOfConnection[state.nextID] = peerHost
             let loop = state.loops[state.nextID % state.loops.count]
             let connection = HTTPConnection(
-                id: state.nextID, socket: socket, remoteAddress: remote, loop: loop, limits: configuration.limits,
+                id: state.nextID, socket: socket, remoteAddress: remote, peerHost: peer?.host ?? "-", loop: loop, limits: configuration.limits,
                 responder: responder, observer: observer,
                 onClosed: { [weak self] connection in self?.connectionClosed(connection) })
             state.connections[state.nextID] = connection

@@ -13,6 +13,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// 0: no such limit (behind a proxy that limits connections itself,
     /// every client shares the proxy's address).
     public var maximumConnectionsPerPeer: Int
+    /// Peers `maximumConnectionsPerPeer` does not apply to: trusted proxies,
+    /// whose connections carry many clients.
+    public var uncappedPeers: [IPNetwork]
     public var limits: HTTPLimits
     /// The listen(2) backlog.
     public var backlog: Int32
@@ -22,12 +25,13 @@ public struct HTTPServerConfiguration: Sendable {
     public var eventLoopCount: Int
 
     public init(host: String = "127.0.0.1", port: Int = 8080, maximumConnections: Int = 10_000,
-                maximumConnectionsPerPeer: Int = 0, limits: HTTPLimits = HTTPLimits(), backlog: Int32 = 1024,
+                maximumConnectionsPerPeer: Int = 0, uncappedPeers: [IPNetwork] = [], limits: HTTPLimits = HTTPLimits(), backlog: Int32 = 1024,
                 eventLoopCount: Int = HTTPServerConfiguration.defaultEventLoopCount) {
         self.host = host
         self.port = port
         self.maximumConnections = maximumConnections
         self.maximumConnectionsPerPeer = maximumConnectionsPerPeer
+        self.uncappedPeers = uncappedPeers
         self.limits = limits
         self.backlog = backlog
         self.eventLoopCount = eventLoopCount

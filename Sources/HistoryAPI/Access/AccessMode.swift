@@ -63,15 +63,51 @@ public enum AccessMode: Sendable {
         return decoded == "v1" || decoded == "metrics"
     }
 
+    /// What authentication decided.
+    enum Authentication {
+        case caller(Caller)
+        /// 401; `charge` is the client's read bucket after this request
+        /// took from it (nil when reads are not limited).
+        case refused(TokenRejection, charge: TokenBucket.Decision?)
+        /// 429: the client's read bucket was empty, so the token was not checked.
+        case throttled(TokenBucket.Decision)
+    }
+
     /// Who is asking: the administrator in open mode, else the token's caller.
-    func authenticate(_ request: HTTPRequest) -> Result<Caller, TokenRejection> {
+    ///
+    /// A request whose authentication fails is charged to its client's read
+    /// bucket (`charge`), and one that would need a signature check is
+    /// charged before it (then given back, `refund`, when the token is
+    /// valid): a flood of bad tokens costs a bucket lookup each once the
+    /// bucket is empty, not a signature check each. A token verified before
+    /// (cached) costs nothing here.
+    func authenticate(_ request: HTTPRequest, charge: () -> TokenBucket.Decision?,
+                      refund: () -> Void) -> Authentication {
         switch self {
         case .open:
-            return .success(.admin(subject: nil))
+            return .caller(.admin(subject: nil))
         case .tokens(let verifier):
+            var decision: TokenBucket.Decision?
+            var charged = false
             let values = request.headers.values(of: "Authorization")
-            guard values.count <= 1 else { return .failure(.invalid("several Authorization fields")) }
-            return verifier.verify(authorization: values.first.map { Substring($0) })
+            let result: Result<Caller, TokenRejection> = if values.count > 1 {
+                .failure(.invalid("several Authorization fields"))
+            } else {
+                verifier.verify(authorization: values.first.map { Substring($0) }) {
+                    charged = true
+                    decision = charge()
+                    return decision?.allowed ?? true
+                }
+            }
+            switch result {
+            case .success(let caller):
+                if charged { refund() }
+                return .caller(caller)
+            case .failure(let rejection):
+                if !charged { decision = charge() }
+                if let decision, !decision.allowed { return .throttled(decision) }
+                return .refused(rejection, charge: decision)
+            }
         }
     }
 }

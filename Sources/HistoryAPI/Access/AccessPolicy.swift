@@ -5,7 +5,8 @@ import HistoryStore
 ///
 /// | action | user token |
 /// |---|---|
-/// | create a conversation | yes (the caller becomes its owner) |
+/// | create a conversation | yes, under a generated id (the caller becomes its owner) |
+/// | create a conversation under an id it chooses | no |
 /// | read conversation, pages, events, members | members |
 /// | append | members; `sender` must be the token's `sub` |
 /// | edit, delete a message | members, own messages only |
@@ -27,7 +28,10 @@ import HistoryStore
 public enum AccessPolicy {
     /// What a request wants to do.
     public enum Action: Hashable, Sendable {
-        case createConversation
+        /// `choosingID`: the body names the new conversation's id. A user
+        /// may not: whether a chosen id is free would tell a stranger that
+        /// a conversation it cannot see exists, and let it claim ids.
+        case createConversation(choosingID: Bool)
         case readConversation
         case readPages
         case readEvents
@@ -77,8 +81,8 @@ public enum AccessPolicy {
         guard case .user(let user) = caller else { return .allow }
         if action.isConversationScoped && role == nil { return .conversationNotFound }
         switch action {
-        case .createConversation:
-            return .allow
+        case .createConversation(let choosingID):
+            return choosingID ? .forbidden : .allow
         case .readConversation, .readPages, .readEvents, .readMembers:
             return .allow
         case .append(let sender):

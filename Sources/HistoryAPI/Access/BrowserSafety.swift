@@ -8,9 +8,12 @@ import HTTPCore
 ///   resolve to 127.0.0.1 reaches a loopback server with `Host:
 ///   evil.example`; a loopback bind answers only the names that mean
 ///   "this machine" (and `--allowed-host` names), so such requests get 421
-///   `misdirected_request`. A request without `Host` (HTTP/1.0) is no
-///   browser's and passes. On other binds the server is reachable anyway,
-///   so any `Host` passes.
+///   `misdirected_request`. A request in absolute form
+///   (`GET http://evil.example/...`) is checked by the target's host, which
+///   the parser puts in place of `Host` (RFC 9112 §3.2.2). An HTTP/1.1
+///   request without `Host` never gets here (400 from the parser); an
+///   HTTP/1.0 one is no browser's and passes. On other binds the server is
+///   reachable anyway, so any `Host` passes.
 /// - Cross-site form posts: a browser sends `text/plain` or a form type
 ///   without a preflight, never `application/json`; requiring JSON bodies
 ///   (415 `unsupported_media_type`) keeps such "simple requests" from
@@ -18,6 +21,8 @@ import HTTPCore
 /// - CORS: only a listed origin gets `Access-Control-Allow-Origin` (its own
 ///   value, never `*`) and its preflights answered; any other origin gets no
 ///   CORS header at all, so its browser refuses to show it the answers.
+///   With any origin listed, every answer carries `Vary: Origin`, listed
+///   origin or not, so a cache never hands one origin's answer to another.
 public struct BrowserSafety: Sendable {
     /// Host names (lowercased, without port) a loopback bind answers; nil:
     /// any `Host` passes.
@@ -132,11 +137,28 @@ public struct BrowserSafety: Sendable {
         return origin
     }
 
+    /// True when some origin is listed: then every answer varies by `Origin`.
+    var hasCORS: Bool { !corsOrigins.isEmpty }
+
+    /// The response headers a browser app may read beside the simple ones:
+    /// where a created thing is, why a token was refused, what a path
+    /// allows, the version to revalidate, and when to retry (rate limits).
+    static let exposedHeaders = "Location, WWW-Authenticate, Allow, ETag, Retry-After, "
+        + "RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset"
+
     /// The headers every answer to a listed origin carries.
     static func addCORSHeaders(origin: String, to response: inout HTTPResponse) {
         response.headers.replaceOrAdd(name: "Access-Control-Allow-Origin", value: origin)
-        response.headers.replaceOrAdd(name: "Access-Control-Expose-Headers", value: "Location, WWW-Authenticate, Allow")
-        response.headers.add(name: "Vary", value: "Origin")
+        response.headers.replaceOrAdd(name: "Access-Control-Expose-Headers", value: exposedHeaders)
+        addVaryOrigin(to: &response)
+    }
+
+    /// `Vary: Origin`, once.
+    static func addVaryOrigin(to response: inout HTTPResponse) {
+        let varies = response.headers.values(of: "Vary").contains { value in
+            value.split(separator: ",").contains { trimmed($0).lowercased() == "origin" }
+        }
+        if !varies { response.headers.add(name: "Vary", value: "Origin") }
     }
 
     /// The 204 answer to a listed origin's preflight of a path taking `methods`.

@@ -7,13 +7,17 @@ import HistorySQLite
 ///
 /// Before routing, in this order, each step answering on its own when it
 /// refuses:
-/// 1. `Host` (421 `misdirected_request` on a loopback bind), then the web
-///    viewer's files (`WebViewer`, when on), which need no token;
+/// 1. `Host` (421 `misdirected_request` on a loopback bind); then proxy
+///    headers: refused in open mode (403, `ClientAddressing`), believed
+///    from a trusted proxy, whose forwarded client then stands for the peer;
+///    then the web viewer's files (`WebViewer`, when on), which need no token;
 /// 2. a listed origin's CORS preflight (`OPTIONS`: 204, or 404 for a path
 ///    no route takes), which carries no token by design;
 /// 3. authentication of `/v1` and `/metrics` (401): a request without a
 ///    valid token learns nothing, not even which paths exist, so an unknown
-///    `/v1` path is 401 too, and 404/405 come only after it;
+///    `/v1` path is 401 too, and 404/405 come only after it; a failure is
+///    charged to the client address's read bucket, before any signature
+///    check, and past its rate answered 429 instead;
 /// 4. the router: 404, 405, 415, then the route, which asks
 ///    `AccessPolicy` (404 for a non-member, 403).
 ///
@@ -39,12 +43,13 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
     private let rateLimits: RequestRateLimits
     private let readPool: ReadPool
     private let webViewer: WebViewer?
+    private let clients: ClientAddressing
 
     /// `readThreads`: the threads of the read pool, as many as the store
     /// has reader connections (`StoreConfiguration.readerCount`).
     public init(store: any HistoryStore, metrics: Metrics, logger: Logger, accessLog: AccessLog?,
                 access: AccessMode = .open, browser: BrowserSafety = .permissive, limits: ClientLimits = ClientLimits(),
-                readThreads: Int = 4, webViewer: WebViewer? = nil) {
+                clients: ClientAddressing = .direct, readThreads: Int = 4, webViewer: WebViewer? = nil) {
         let longPolls = LongPollRegistry(maximumPerClient: limits.maximumParkedPollsPerClient)
         let readPool = ReadPool(threads: readThreads)
         // Removals through other instances reach their parked polls here.
@@ -65,6 +70,7 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         ReadMarkerRoutes(environment: environment).register(in: &router)
         self.router = router
         self.access = access
+        self.clients = clients
         self.browser = browser
         self.logger = logger
         self.metrics = metrics
@@ -96,12 +102,38 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
             respond(error.response(route: router.label(for: request)))
             return
         }
+        var respond = respond
+        if clients.refusesForwardedRequests && ClientAddressing.isForwarded(request) {
+            let error = ClientAddressing.forwardedInOpenMode
+            metrics.recordDenied(status: error.status.code, code: error.code.rawValue)
+            respond(error.response(route: router.label(for: request)))
+            return
+        }
+        let forwarded = clients.forwardedClient(of: request, remoteAddress: context.remoteAddress)
+        let context: any RequestContext = forwarded.map { ForwardedContext(connection: context, client: $0) } ?? context
+        if let client = forwarded {
+            let inner = respond
+            let name = client.description
+            respond = { response in
+                var response = response
+                response.client = name
+                inner(response)
+            }
+        }
         if let webViewer, let response = webViewer.response(to: request) {
             respond(response)
             return
         }
-        var respond = respond
-        if let origin = browser.listedOrigin(of: request) {
+        let listedOrigin = browser.listedOrigin(of: request)
+        if browser.hasCORS && listedOrigin == nil {
+            let inner = respond
+            respond = { response in
+                var response = response
+                BrowserSafety.addVaryOrigin(to: &response)
+                inner(response)
+            }
+        }
+        if let origin = listedOrigin {
             let inner = respond
             respond = { response in
                 var response = response
@@ -115,16 +147,28 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         }
         var caller: Caller?
         if AccessMode.needsCaller(path: Router.originFormPath(request.path)) {
-            switch access.authenticate(request) {
-            case .success(let found):
+            // Only a request that is charged needs its client's key (and
+            // non-escaping closures cost no allocation on the usual path).
+            let authentication = access.authenticate(
+                request,
+                charge: { rateLimits.chargeAuthentication(ClientKey.peer(context: context)) },
+                refund: { rateLimits.refundAuthentication(ClientKey.peer(context: context)) })
+            switch authentication {
+            case .caller(let found):
                 caller = found
-            case .failure(let rejection):
+            case .refused(let rejection, let charge):
                 let error = APIError(rejection)
                 if case .invalid(let reason) = rejection {
                     logger.debug("token refused on \(request.method) \(abbreviated(String(request.path), to: 200)): \(reason)")
                 }
                 metrics.recordDenied(status: error.status.code, code: error.code.rawValue)
-                respond(error.response(route: router.label(for: request)))
+                var response = error.response(route: router.label(for: request))
+                if let charge { RequestRateLimits.addHeaders(charge, to: &response) }
+                respond(response)
+                return
+            case .throttled(let decision):
+                metrics.recordDenied(status: 429, code: ErrorCode.rateLimited.rawValue)
+                respond(RequestRateLimits.refusal(decision, route: router.label(for: request)))
                 return
             }
         }

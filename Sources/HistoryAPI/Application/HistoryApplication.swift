@@ -43,6 +43,10 @@ public final class HistoryApplication: Sendable {
             throw .configuration(error)
         }
         accessModeName = access.isOpen ? "open" : "tokens"
+        if let secretFile = configuration.jwtHS256SecretFile,
+           let warning = TokenKeys.permissionWarning(hs256SecretFile: secretFile) {
+            logger.warning(warning)
+        }
         if access.isOpen && !AccessMode.isLoopback(host: configuration.host) {
             logger.warning("--insecure-no-auth: every request on \(configuration.host) acts as an administrator, without a token")
         }
@@ -60,11 +64,15 @@ public final class HistoryApplication: Sendable {
         let responder = APIResponder(store: store, metrics: metrics, logger: logger, accessLog: accessLog,
                                      access: access, browser: browser,
                                      limits: configuration.clientLimits(tokensMode: !access.isOpen),
+                                     clients: ClientAddressing(
+                                        trustedProxies: configuration.trustedProxies,
+                                        refusesForwardedRequests: access.isOpen && !configuration.insecureNoAuth),
                                      readThreads: readerCount,
                                      webViewer: configuration.webViewer ? WebViewer() : nil)
         let httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                         maximumConnections: configuration.maximumConnections,
                                                         maximumConnectionsPerPeer: configuration.maximumConnectionsPerClient,
+                                                        uncappedPeers: configuration.trustedProxies,
                                                         limits: HTTPLimits(writeTimeout: configuration.writeTimeout))
         self.configuration = configuration
         self.store = store

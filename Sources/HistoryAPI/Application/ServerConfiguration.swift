@@ -33,6 +33,10 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var allowedHosts: [String]
     /// Origins that get CORS headers and preflight answers.
     public var corsOrigins: [String]
+    /// Proxies whose `X-Forwarded-For` (or `Forwarded`) is believed: the
+    /// client behind them is who limits and the access log count
+    /// (`ClientAddressing`); their connections are not capped per peer.
+    public var trustedProxies: [IPNetwork] = []
 
     // MARK: Limits
 

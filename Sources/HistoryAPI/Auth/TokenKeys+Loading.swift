@@ -65,6 +65,21 @@ extension TokenKeys {
         return secrets
     }
 
+    /// The warning for a secret file others than its owner may read (any
+    /// group or other permission bit): the server still uses it, since
+    /// refusing would stop a running deployment at its next restart, but
+    /// says so at start. Only the HS256 file holds a secret; an ES256 file
+    /// holds a public key, which anyone may read. nil when the mode is
+    /// 0600 or tighter, or cannot be read.
+    public static func permissionWarning(hs256SecretFile path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let mode = info.st_mode & 0o777
+        guard mode & 0o077 != 0 else { return nil }
+        return "the HS256 secret file \(path) may be read by its group or others (mode "
+            + String(mode, radix: 8) + "): anyone who reads it can sign tokens; chmod 600 it"
+    }
+
     private static func readKeyFile(_ path: String, what: String) throws(TokenKeyError) -> [UInt8] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {

@@ -24,6 +24,11 @@ import HistoryStore
 /// A token that passed is cached by its bytes until its `exp` (plus leeway),
 /// so repeated requests cost one hash and one dictionary lookup.
 ///
+/// A signature check is the one costly step (an ES256 verification takes
+/// about 150 µs), so the caller may refuse it: `mayCheckSignature` runs
+/// just before it, and when it returns false the token is refused unchecked
+/// (the server charges the client's rate there, docs/API.md "Edges").
+///
 /// Rejection reasons are meant for the server's log. None contains the token
 /// or a claim's value, since the token is a credential.
 ///
@@ -68,7 +73,8 @@ public final class TokenVerifier: Sendable {
 
     /// Parses and verifies an `Authorization` header value (`Bearer <jwt>`,
     /// the scheme in any case). A nil or blank header is `.missing`.
-    public func verify(authorization: Substring?) -> Result<Caller, TokenRejection> {
+    public func verify(authorization: Substring?,
+                       mayCheckSignature: () -> Bool = { true }) -> Result<Caller, TokenRejection> {
         guard let authorization else { return .failure(.missing) }
         let value = authorization.trimmingSpacesAndTabs()
         guard !value.isEmpty else { return .failure(.missing) }
@@ -85,11 +91,11 @@ public final class TokenVerifier: Sendable {
         guard !token.utf8.contains(where: { $0 == 0x20 || $0 == 0x09 }) else {
             return .failure(.invalid("the credential has spaces inside"))
         }
-        return verify(token: token)
+        return verify(token: token, mayCheckSignature: mayCheckSignature)
     }
 
     /// Verifies a bare compact JWT (no `Bearer ` prefix).
-    public func verify(token: Substring) -> Result<Caller, TokenRejection> {
+    public func verify(token: Substring, mayCheckSignature: () -> Bool = { true }) -> Result<Caller, TokenRejection> {
         guard token.utf8.count <= Self.maximumTokenBytes else {
             return .failure(.invalid("longer than \(Self.maximumTokenBytes) bytes"))
         }
@@ -102,7 +108,7 @@ public final class TokenVerifier: Sendable {
         case .miss: break
         }
         do throws(TokenRejection) {
-            let claims = try verifiedClaims(bytes, now: now)
+            let claims = try verifiedClaims(bytes, now: now, mayCheckSignature: mayCheckSignature)
             let caller: Caller = claims.hasAdminScope ? .admin(subject: claims.subject.rawValue) : .user(claims.subject)
             cache.insert(cacheKey, caller: caller, deadline: claims.expiresAt + leeway)
             return .success(caller)
@@ -112,7 +118,8 @@ public final class TokenVerifier: Sendable {
     }
 
     /// Every check but the cache's, in the order the type's doc lists.
-    private func verifiedClaims(_ token: [UInt8], now: Double) throws(TokenRejection) -> TokenClaims {
+    private func verifiedClaims(_ token: [UInt8], now: Double,
+                                mayCheckSignature: () -> Bool) throws(TokenRejection) -> TokenClaims {
         let compact = try CompactToken(token)
         guard let key = keys.key(for: compact.header.keyID) else {
             if compact.header.keyID != nil { throw .invalid("unknown kid") }
@@ -121,6 +128,7 @@ public final class TokenVerifier: Sendable {
         guard compact.header.algorithm == key.algorithm else {
             throw .invalid("alg is not \(key.algorithm), the algorithm of the key its kid names")
         }
+        guard mayCheckSignature() else { throw .invalid("not checked: this client's rate is spent") }
         guard Self.isValidSignature(compact.signature, of: compact.signingInput, with: key) else {
             throw .invalid("bad signature")
         }

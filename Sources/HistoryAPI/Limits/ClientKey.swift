@@ -3,7 +3,8 @@ import HistoryStore
 
 /// Whom a per-client limit counts: the token's `sub` in tokens mode, the
 /// peer's address otherwise (open mode, where every caller is the trusted
-/// administrator and the address is all there is to tell clients apart).
+/// administrator and the address is all there is to tell clients apart;
+/// and a request whose authentication failed, which has no subject).
 enum ClientKey: Hashable, Sendable {
     case subject(String)
     case peer(String)
@@ -14,8 +15,17 @@ enum ClientKey: Hashable, Sendable {
         switch caller {
         case .user(let user): self = .subject(user.rawValue)
         case .admin(let subject?) where !subject.isEmpty: return nil
-        default: self = .peer(Self.host(ofRemoteAddress: context.remoteAddress))
+        default: self = .peer(context: context)
         }
+    }
+
+    /// The client's address as a limit counts it: behind a trusted proxy
+    /// the forwarded one (`ClientAddressing`), else the peer's; IPv6 by its
+    /// /64 (`IPAddress.limitKey`).
+    static func peer(context: any RequestContext) -> ClientKey {
+        if let forwarded = context as? ForwardedContext { return .peer(forwarded.client.limitKey) }
+        let host = host(ofRemoteAddress: context.remoteAddress)
+        return .peer(IPAddress(host)?.limitKey ?? host)
     }
 
     /// The host of `host:port` or `[v6]:port`: every connection from one

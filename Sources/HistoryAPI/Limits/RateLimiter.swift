@@ -36,6 +36,11 @@ final class RateLimiter: Sendable {
         }
     }
 
+    /// Returns the token `take` took, for a request that did not owe it.
+    func giveBack(_ key: ClientKey, now: UInt64) {
+        buckets.withLock { buckets in buckets[key]?.giveBack(limit, now: now) }
+    }
+
     /// Clients remembered now (for tests and metrics).
     var count: Int { buckets.withLock { $0.count } }
 

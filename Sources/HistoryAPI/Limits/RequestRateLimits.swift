@@ -36,6 +36,21 @@ struct RequestRateLimits: Sendable {
         return limiter.take(key, now: now())
     }
 
+    /// Charges a request whose token may fail to `key` (its client
+    /// address) on the read bucket, whatever its method: called before its
+    /// signature is checked, so a flood of bad tokens is refused 429 at the
+    /// price of a table lookup rather than a signature check each (docs/API.md,
+    /// "Edges"). nil when reads are not limited.
+    func chargeAuthentication(_ key: ClientKey) -> TokenBucket.Decision? {
+        reads?.take(key, now: now())
+    }
+
+    /// The charge of a request whose token turned out valid: its caller's
+    /// own rate applies instead.
+    func refundAuthentication(_ key: ClientKey) {
+        reads?.giveBack(key, now: now())
+    }
+
     /// The 429 for a refused request.
     static func refusal(_ decision: TokenBucket.Decision, route: String?) -> HTTPResponse {
         let seconds = decision.retryAfterSeconds

@@ -42,6 +42,12 @@ struct TokenBucket: Sendable {
                         retryAfterSeconds: allowed ? 0 : max(1, Int(((1 - tokens) / rate).rounded(.up))))
     }
 
+    /// Returns the token a request took, when it turned out not to owe it.
+    mutating func giveBack(_ limit: RateLimit, now: UInt64) {
+        refill(limit, now: now)
+        tokens = min(Double(limit.burst), tokens + 1)
+    }
+
     /// True when the bucket would be full at `now`: forgetting it then
     /// changes nothing, since a new bucket starts full.
     func isFull(_ limit: RateLimit, now: UInt64) -> Bool {

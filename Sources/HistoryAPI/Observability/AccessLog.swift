@@ -5,9 +5,15 @@ import HistoryStore
 import Synchronization
 
 /// One line per answered request, on stdout:
-/// `2026-11-21T10:00:00.123Z GET /v1/conversations/a/messages?limit=50 200 18342 412us`
-/// (time, method, target, status, body bytes, microseconds; `-` for a
-/// method or target never read, as for a request line that did not parse).
+/// `2026-11-21T10:00:00.123Z GET /v1/conversations/a/messages?limit=50 200 18342 412us 127.0.0.1`
+/// (time, method, target, status, body bytes, microseconds, client
+/// address; `-` for a method or target never read, as for a request line
+/// that did not parse). The client is the peer, or behind a trusted proxy
+/// the address it forwarded for (`--trusted-proxy`).
+///
+/// The value of an `access_token` or `token` query parameter is written
+/// `***`: a client that sent its token that way by mistake must not leave
+/// a credential in every log it passes through.
 /// Method and target are written in printable ASCII, anything else as
 /// `\xHH` (see `appendSanitized`).
 ///
@@ -48,14 +54,16 @@ public final class AccessLog: Sendable {
         line.append(UInt8(ascii: " "))
         Self.appendSanitized(exchange.method, to: &line)
         line.append(UInt8(ascii: " "))
-        Self.appendSanitized(exchange.target, to: &line)
+        Self.appendSanitized(Self.maskingCredentials(exchange.target), to: &line)
         line.append(UInt8(ascii: " "))
         JSONWriter.appendInteger(Int64(exchange.status), to: &line)
         line.append(UInt8(ascii: " "))
         JSONWriter.appendInteger(Int64(exchange.bytes), to: &line)
         line.append(UInt8(ascii: " "))
         JSONWriter.appendInteger(Int64(exchange.microseconds), to: &line)
-        line.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "s"), 0x0A])
+        line.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "s"), UInt8(ascii: " ")])
+        Self.appendSanitized(exchange.client, to: &line)
+        line.append(0x0A)
 
         let (full, scheduleFlush): ([UInt8]?, Bool) = state.withLock { state in
             guard state.backlog + state.buffer.count + line.count <= Self.maximumBacklog else {
@@ -123,6 +131,48 @@ public final class AccessLog: Sendable {
                                          hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0F)]])
             }
         }
+    }
+
+    /// Query parameter names whose values are credentials (OAuth's
+    /// `access_token`, RFC 6750 §2.3, and the common `token`).
+    static let credentialParameters: Set<String> = ["access_token", "token"]
+
+    /// `target` with the value of every credential parameter replaced by
+    /// `***`; names are compared percent-decoded and in any case, so
+    /// `?ACCESS%5FTOKEN=` is masked too. The target itself when there is none.
+    static func maskingCredentials(_ target: String) -> String {
+        guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target }
+        let query = target[target.utf8.index(after: question)...]
+        guard mayNameCredential(query) else { return target }
+        var masked = false
+        let pairs = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            let name = pair.utf8.firstIndex(of: UInt8(ascii: "=")).map { pair[..<$0] } ?? pair
+            let decoded = QueryParameters.percentDecoded(name, plusIsSpace: true) ?? String(name)
+            guard credentialParameters.contains(decoded.lowercased()) else { return String(pair) }
+            masked = true
+            return name + "=***"
+        }
+        guard masked else { return target }
+        return String(target[...question]) + pairs.joined(separator: "&")
+    }
+
+    /// False when `query` surely names no credential: no `token` in any
+    /// case and no `%` that could spell one. Keeps the usual page query
+    /// (`?limit=50&before=...`) from being split on every line.
+    private static func mayNameCredential(_ query: Substring) -> Bool {
+        let word = Array("token".utf8)
+        var matched = 0
+        for byte in query.utf8 {
+            if byte == UInt8(ascii: "%") { return true }
+            let lowered = byte | 0x20
+            if lowered == word[matched] {
+                matched += 1
+                if matched == word.count { return true }
+            } else {
+                matched = lowered == word[0] ? 1 : 0
+            }
+        }
+        return false
     }
 
     private static let hexDigits = Array("0123456789ABCDEF".utf8)

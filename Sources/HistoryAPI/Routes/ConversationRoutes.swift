@@ -18,12 +18,14 @@ struct ConversationRoutes {
     }
 
     /// Body `{"id"?, "title"?}`; an empty body is `{}`. 201 with `Location`.
-    /// A user creating it becomes its owner, in the same transaction.
+    /// A user creating it becomes its owner, in the same transaction; only
+    /// an admin may choose the id (`AccessPolicy`).
     private func create(_ request: APIRequest) throws(APIError) {
-        let grant = try environment.authorize(request, .createConversation)
         let body = try RequestBody(request.http.body, emptyMeansEmptyObject: true)
+        let chosenID = try body.optionalString(.conversationID)
+        let grant = try environment.authorize(request, .createConversation(choosingID: chosenID != nil))
         var id: ConversationID?
-        if let text = try body.optionalString(.conversationID) {
+        if let text = chosenID {
             guard let valid = ConversationID(text) else {
                 throw APIError(invalid: .conversationID, "id must be 1 to 64 characters of [A-Za-z0-9_-]")
             }

@@ -85,10 +85,9 @@ struct MemberRoutes {
         }
     }
 
-    /// The `{uid}` of the path: a valid user id or 400 `invalid_user_id`.
+    /// The `{uid}` of the path: `me` for the caller, as in every user path,
+    /// else a valid user id or 400 `invalid_user_id`.
     private func user(_ request: APIRequest) throws(APIError) -> UserID {
-        let segment = request.pathParameters[1]
-        guard let segment, let user = UserID(segment) else { throw APIError.invalidUserID(segment) }
-        return user
+        try environment.pathUser(request, at: 1)
     }
 }

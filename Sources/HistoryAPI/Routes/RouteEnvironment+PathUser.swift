@@ -4,9 +4,11 @@ extension RouteEnvironment {
     /// The path segment that means "the caller": the token's `sub`.
     static let me = "me"
 
-    /// The `{uid}` of an inbox path: a valid user id, or `me` for the
-    /// token's subject. `me` without a token (open mode) names nobody:
-    /// 400 `invalid_user_id` saying so, rather than a guess.
+    /// The `{uid}` of every user path (`/v1/users/{uid}/...` and
+    /// `.../members/{uid}...`): a valid user id, or `me` for the token's
+    /// subject, one rule everywhere (so no user can be addressed as the
+    /// literal `me`). `me` without a token (open mode) names nobody: 400
+    /// `invalid_user_id` saying so, rather than a guess.
     func pathUser(_ request: APIRequest, at index: Int) throws(APIError) -> UserID {
         let segment = request.pathParameters[index]
         if segment == Self.me {

@@ -8,7 +8,7 @@ struct AbuseCommand: ParsableCommand {
             Phases, each --attack-seconds long: the normal users alone (scrollback screens and a few posters), \
             then beside each attack in turn: slowloris heads, idle sockets of one client, clients that never \
             read the largest pages, long-polls filtered out of range while the posters post, one client \
-            posting as fast as it can. Each attacking client connects from its own 127.x.y.z, so a server that \
+            posting as fast as it can, one client reading on many sockets with a forged token. Each attacking client connects from its own 127.x.y.z, so a server that \
             limits per peer address tells it from the normal users (127.0.0.1). The server's memory is sampled \
             from /proc through each phase. Loopback servers only. Seed first (load-0000...); the tool creates \
             abuse-big (200 messages of 16 KiB) and abuse-flood itself. With --check, exits 1 when a goal fails.
@@ -54,6 +54,9 @@ struct AbuseCommand: ParsableCommand {
     @Option(help: "Long-polls per attacking client (address and token).")
     var pollsPerClient: Int = 100
 
+    @Option(help: "Sockets of the bad-tokens client, each sending a request as soon as the last is answered.")
+    var badTokenSockets: Int = 32
+
     @Option(help: "Conversations (load-0000...) the posters post to and the long-polls park on.")
     var liveConversations: Int = 4
 
@@ -85,6 +88,7 @@ struct AbuseCommand: ParsableCommand {
               (1...100_000).contains(longPolls) else {
             throw ValidationError("--slowloris, --idle and --long-polls must be 1 to 100000, --non-readers 1 to 10000.")
         }
+        guard (1...1_000).contains(badTokenSockets) else { throw ValidationError("--bad-token-sockets must be 1 to 1000.") }
         guard pollsPerClient >= 1, liveConversations >= 1, (1...200).contains(pageSize) else {
             throw ValidationError("--polls-per-client and --live-conversations must be at least 1, --page-size 1 to 200.")
         }
@@ -104,6 +108,7 @@ struct AbuseCommand: ParsableCommand {
         plan.nonReaders = nonReaders
         plan.longPolls = longPolls
         plan.pollsPerClient = pollsPerClient
+        plan.badTokenSockets = badTokenSockets
         plan.liveConversations = liveConversations
         plan.pageSize = pageSize
         plan.serverPID = serverPID

@@ -41,6 +41,7 @@ struct AbusePhase: Codable, Sendable {
         case .nonReaders: return "non-readers: \(Format.grouped(plan.nonReaders)) x limit=\(plan.nonReaderLimit) pages"
         case .longPolls: return "long-polls: \(Format.grouped(plan.longPolls)) filtered out of range"
         case .flood: return "flood: one client posting"
+        case .badTokens: return "bad tokens: one client, \(Format.grouped(plan.badTokenSockets)) sockets of forged-token reads"
         }
     }
 
@@ -126,6 +127,20 @@ struct AbuseReport: Codable, Sendable, JSONFileReport {
                                   + "normal posters: \(Format.grouped(Int(flood.posts))) posts, \(flood.postErrors) errors"))
         } else {
             goals.append(Goal(goal: "the flood is answered 429 while the others post normally", verdict: "SKIP", detail: "no flood phase"))
+        }
+
+        let badTokensGoal = "forged tokens are answered 429 past the address's read rate"
+        if let forged = phases.first(where: { $0.attack == .badTokens }), let outcome = forged.outcome {
+            let refused = outcome.statuses[429] ?? 0
+            let rejected = outcome.statuses[401] ?? 0
+            let served = outcome.statuses.filter { (200..<300).contains($0.key) }.values.reduce(0, +)
+            // Open mode reads no token at all: nothing to refuse.
+            let verdict = served > 0 && rejected == 0 ? "SKIP" : refused > 0 ? "PASS" : "FAIL"
+            goals.append(Goal(goal: badTokensGoal, verdict: verdict,
+                              detail: "\(Format.grouped(outcome.answers)) answers: \(Format.grouped(rejected)) x 401, "
+                                  + "\(Format.grouped(refused)) x 429" + (served > 0 ? ", \(Format.grouped(served)) x 2xx (open mode)" : "")))
+        } else {
+            goals.append(Goal(goal: badTokensGoal, verdict: "SKIP", detail: "no bad-tokens phase"))
         }
         return goals
     }

@@ -23,6 +23,8 @@ struct AbusePlan: Sendable {
     var longPolls = 5_000
     /// Long-polls per attacking client (address and token): a server's per-client cap sees this many at once.
     var pollsPerClient = 100
+    /// Sockets of the one bad-tokens client.
+    var badTokenSockets = 32
     /// Slowloris: one byte per socket this often.
     var drip: Duration = .seconds(2)
     var liveConversations = 4
@@ -52,6 +54,7 @@ enum AbuseRun {
             case .nonReaders: plan.nonReaders
             case .longPolls: plan.longPolls
             case .flood: 1
+            case .badTokens: plan.badTokenSockets
             }
         }.max() ?? 0
         let needed = plan.population + plan.posters + 64 + largestAttack
@@ -138,6 +141,16 @@ enum AbuseRun {
         return load
     }
 
+    /// A token the server's key did not sign: a real one (in tokens mode)
+    /// with its signature's last characters changed, so it passes every
+    /// check before the signature's.
+    static func forgedAuthorization(_ credentials: LoadCredentials?) -> String {
+        guard let credentials else { return "Bearer not.a.token" }
+        let token = credentials.signer.token(subject: "abuse-forger", lifetime: credentials.lifetime,
+                                             now: LoadCredentials.now())
+        return "Bearer " + token.dropLast(4) + (token.hasSuffix("AAAA") ? "BBBB" : "AAAA")
+    }
+
     static func swarmSettings(_ attack: Attack, _ plan: AbusePlan, live: [ConversationCatalog.Entry],
                               pollerClients: Int) -> SwarmSettings {
         var settings = SwarmSettings(attack: attack, endpoint: plan.endpoint, sockets: 0, socketsPerClient: 1)
@@ -171,6 +184,11 @@ enum AbuseRun {
             settings.target = "/v1/conversations/\(AbuseSetup.floodConversation)/messages"
             settings.body = Array(#"{"sender":"\#(AbuseSetup.floodSubject)","body":"flood"}"#.utf8)
             settings.authorizations = tokens([AbuseSetup.floodSubject])
+        case .badTokens:
+            settings.sockets = plan.badTokenSockets
+            settings.socketsPerClient = plan.badTokenSockets
+            settings.target = "/v1/conversations/load-0000/messages?limit=\(plan.pageSize)"
+            settings.authorizations = [forgedAuthorization(plan.credentials)]
         }
         return settings
     }

@@ -13,6 +13,13 @@ enum Attack: String, CaseIterable, Sendable, Codable {
     case longPolls = "long-polls"
     /// One client posting as fast as it can while the normal posters post.
     case flood
+    /// One client reading as fast as its sockets go with a forged token
+    /// (a real one whose signature is altered, so each costs the server a
+    /// signature check unless it refuses it first).
+    case badTokens = "bad-tokens"
+
+    /// Attacks that come back when the server closes their sockets.
+    var reconnects: Bool { self == .flood || self == .badTokens }
 
     /// The second octet of the loopback addresses this attack's clients
     /// connect from (127.N.x.y): the normal users keep 127.0.0.1.
@@ -23,6 +30,7 @@ enum Attack: String, CaseIterable, Sendable, Codable {
         case .nonReaders: 4
         case .longPolls: 5
         case .flood: 6
+        case .badTokens: 7
         }
     }
 }

@@ -142,7 +142,7 @@ private final class SwarmDriver {
         guard let fd = RawSocket.startConnect(to: settings.endpoint, nonBlocking: true, from: source, receiveBuffer: receiveBuffer) else {
             outcome.connectFailed += 1
             // The flood does not give up.
-            if settings.attack == .flood { socket.dueAt = MonotonicClock.now() + 100_000_000 }
+            if settings.attack.reconnects { socket.dueAt = MonotonicClock.now() + 100_000_000 }
             return
         }
         socket.fd = fd
@@ -176,7 +176,7 @@ private final class SwarmDriver {
     private func closedByServer(_ socket: SwarmSocket) {
         outcome.closedByServer += 1
         release(socket)
-        if settings.attack == .flood { socket.dueAt = MonotonicClock.now() + 100_000_000 }
+        if settings.attack.reconnects { socket.dueAt = MonotonicClock.now() + 100_000_000 }
     }
 
     func waitAndHandle(timeoutMilliseconds: Int32) {
@@ -198,7 +198,7 @@ private final class SwarmDriver {
             guard code == 0 else {
                 outcome.connectFailed += 1
                 release(socket)
-                if settings.attack == .flood { socket.dueAt = MonotonicClock.now() + 100_000_000 }
+                if settings.attack.reconnects { socket.dueAt = MonotonicClock.now() + 100_000_000 }
                 return
             }
             outcome.connected += 1
@@ -208,7 +208,7 @@ private final class SwarmDriver {
             receive(socket)
             guard socket.fd >= 0 else { return }
         }
-        if flags & (Epoll.error | Epoll.hangUp | Self.peerClosed) != 0 && settings.attack != .flood && settings.attack != .longPolls {
+        if flags & (Epoll.error | Epoll.hangUp | Self.peerClosed) != 0 && !settings.attack.reconnects && settings.attack != .longPolls {
             return closedByServer(socket)
         }
         if flags & (Epoll.error | Epoll.hangUp) != 0 { return closedByServer(socket) }
@@ -242,6 +242,10 @@ private final class SwarmDriver {
             watch(socket, Epoll.readable)
             enqueue(socket, .post, settings.target, body: settings.body)
             flush(socket)
+        case .badTokens:
+            watch(socket, Epoll.readable)
+            enqueue(socket, .get, settings.target)
+            flush(socket)
         }
     }
 
@@ -264,7 +268,7 @@ private final class SwarmDriver {
             case .longPolls:
                 socket.dueAt = 0
                 if socket.fd >= 0 { sendPoll(socket) }
-            case .flood:
+            case .flood, .badTokens:
                 socket.dueAt = 0
                 if socket.fd < 0 { open(socket) }
             case .idle, .nonReaders:
@@ -332,7 +336,7 @@ private final class SwarmDriver {
                     socket.sawAnswer = true
                     outcome.statuses[Self.status(of: bytes) ?? 0, default: 0] += 1
                 }
-            case .longPolls, .flood:
+            case .longPolls, .flood, .badTokens:
                 socket.parser.append(bytes)
                 do {
                     while let response = try socket.parser.next(answersHead: false) { answered(socket, response) }
@@ -356,6 +360,9 @@ private final class SwarmDriver {
             }
         case .flood:
             enqueue(socket, .post, settings.target, body: settings.body)
+            flush(socket)
+        case .badTokens:
+            enqueue(socket, .get, settings.target)
             flush(socket)
         default:
             break

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HTTPCore
 import HistoryAPI
 import HistoryStore
 import HistorySQLite
@@ -57,7 +58,7 @@ struct ServerOptions: ParsableCommand {
             transform: SettingValue.logLevel)
     var logLevel: LogLevel?
 
-    @Option(help: .setting("One line per request on stdout: method, path, status, bytes, microseconds.",
+    @Option(help: .setting("One line per request on stdout: method, path, status, bytes, microseconds, client address.",
                            variable: "HISTORY_ACCESS_LOG", default: SettingValue.onOffName(ServerOptions.defaults.accessLog),
                            valueName: "on|off"),
             transform: SettingValue.onOff)
@@ -113,6 +114,13 @@ struct ServerOptions: ParsableCommand {
                            variable: "HISTORY_CORS_ORIGIN, comma-separated", default: "none", valueName: "origin"),
             transform: SettingValue.origin)
     var corsOrigins: [String] = []
+
+    @Option(name: .customLong("trusted-proxy"),
+            help: .setting("A proxy (address or CIDR block) whose X-Forwarded-For or Forwarded names the client for "
+                           + "limits, rate limits and the access log; from any other peer those headers are ignored; repeatable.",
+                           variable: "HISTORY_TRUSTED_PROXY, comma-separated", default: "none", valueName: "cidr"),
+            transform: SettingValue.network)
+    var trustedProxies: [IPNetwork] = []
 
     // MARK: Limits
 
@@ -210,6 +218,8 @@ struct ServerOptions: ParsableCommand {
             ?? configuration.insecureNoAuth
         configuration.allowedHosts = try environment.overrideList(allowedHosts, "HISTORY_ALLOWED_HOST", SettingValue.hostName)
         configuration.corsOrigins = try environment.overrideList(corsOrigins, "HISTORY_CORS_ORIGIN", SettingValue.origin)
+        configuration.trustedProxies = try environment.overrideList(trustedProxies, "HISTORY_TRUSTED_PROXY",
+                                                                    SettingValue.network)
         configuration.maximumResponseBytes = try environment.override(maxResponseBytes, "HISTORY_MAX_RESPONSE_BYTES",
                                                                        SettingValue.responseBytes)
             ?? configuration.maximumResponseBytes

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HTTPCore
 import HistoryAPI
 import HistoryStore
 import HistorySQLite
@@ -92,6 +93,14 @@ enum SettingValue {
     }
 
     /// `scheme://host[:port]`, as a browser sends it in `Origin`.
+    /// `--trusted-proxy`: an address or a CIDR block, IPv4 or IPv6.
+    static func network(_ text: String) throws(InvalidSetting) -> IPNetwork {
+        guard let network = IPNetwork(String(text.filter { $0 != " " && $0 != "\t" })) else {
+            throw InvalidSetting("must be an address or a CIDR block such as 10.0.0.0/8 or 2001:db8::/32")
+        }
+        return network
+    }
+
     static func origin(_ text: String) throws(InvalidSetting) -> String {
         let rest = text.hasPrefix("https://") ? text.dropFirst(8) : text.hasPrefix("http://") ? text.dropFirst(7) : nil
         guard let rest, !rest.isEmpty, !rest.contains("/"), !rest.contains(" "), !rest.contains(",") else {
