@@ -3,6 +3,7 @@ import Foundation
 import HTTPCore
 @testable import HistoryAPI
 import HistoryStore
+import HistorySQLite
 import HistoryTestSupport
 import Testing
 
