@@ -65,7 +65,9 @@ public struct WebViewer: Sendable {
     /// The viewer's answer to `request`, or nil when its path is not a
     /// viewer file (the API then routes it).
     func response(to request: HTTPRequest) -> HTTPResponse? {
-        guard let asset = assets[String(Router.originFormPath(request.path))] else { return nil }
+        // Every API request passes here first: no lookup for them.
+        guard !request.path.hasPrefix("/v1/"),
+              let asset = assets[String(Router.originFormPath(request.path))] else { return nil }
         guard request.method == .get || request.method == .head else {
             return APIError.methodNotAllowed(request.method, allow: [.get, .head]).response(route: Self.route)
         }

@@ -39,13 +39,16 @@ package struct PostgresReads: SnapshotReads {
         /// conversation read starts from, with the role of the user `$2` in
         /// it (`caller_role`; NULL for a non-member, and for `''`, which an
         /// administrator's read passes): the access check and the rows come
-        /// from one statement, one snapshot.
+        /// from one statement, one snapshot. A join, not a scalar subquery
+        /// in the select list: PostgreSQL inlines the CTE, and a subquery
+        /// there would be evaluated again for every message row joined to it.
         static let conversationCTE = """
             WITH c AS (
-                SELECT \(PostgresRows.conversationColumns("conversations")),
-                       (SELECT members.role FROM members
-                        WHERE members.conversation_seq = conversations.seq AND members.user_id = $2::text) AS caller_role
-                FROM conversations WHERE id = $1::text)
+                SELECT \(PostgresRows.conversationColumns("conversations")), caller.role AS caller_role
+                FROM conversations
+                LEFT JOIN members AS caller
+                    ON caller.conversation_seq = conversations.seq AND caller.user_id = $2::text
+                WHERE conversations.id = $1::text)
             """
         /// What every conversation read selects from `c` first: its
         /// columns, then `caller_role` (`columnCount` in all).
