@@ -123,8 +123,11 @@ PY
 
 printf 'run\tpages/s\tserver us/page\tpostgres us/page\terrors\n' >"$OUT/results.tsv"
 for round in $(seq 1 "$ROUNDS"); do
+    # Odd rounds measure the old build first, even rounds the new one, so a
+    # machine that slows down during a round does not favour either.
+    order="old new"; [ $((round % 2)) = 0 ] && order="new old"
     for store in $STORES; do
-        for build in old new; do
+        for build in $order; do
             for mode in open tokens; do
                 log "round $round: $store, $build build, $mode mode"
                 measure "$round" "$store" "$build" "$mode"
