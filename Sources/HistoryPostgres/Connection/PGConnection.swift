@@ -60,8 +60,12 @@ public final class PGConnection {
     ///   - applicationName: shown in `pg_stat_activity` unless the URI
     ///     names one.
     ///   - connectTimeout: seconds, unless the URI sets `connect_timeout`.
+    ///   - options: server settings for the session (libpq's `options`,
+    ///     e.g. `-c plan_cache_mode=force_generic_plan`), unless the URI
+    ///     sets its own.
     /// - Throws: `PostgresError` of kind `.connectionFailed`.
-    public init(uri: String, applicationName: String = "history-server", connectTimeout: Int = 10) throws(PostgresError) {
+    public init(uri: String, applicationName: String = "history-server", connectTimeout: Int = 10,
+                options: String? = nil) throws(PostgresError) {
         // Later keywords override earlier ones, and the URI's own
         // parameters override those before it (expand_dbname = 1).
         // TCP keepalives on by default (a URI may set its own): a session
@@ -69,9 +73,15 @@ public final class PGConnection {
         // died) is noticed in about 30 s instead of never. That matters most
         // for the LISTEN session, which otherwise only waits to be read.
         // libpq ignores them on a Unix socket.
-        let keywords = ["connect_timeout", "fallback_application_name", "keepalives", "keepalives_idle",
-                        "keepalives_interval", "keepalives_count", "dbname", "client_encoding"]
-        let values = [String(connectTimeout), applicationName, "1", "15", "5", "3", uri, "UTF8"]
+        var keywords = ["connect_timeout", "fallback_application_name", "keepalives", "keepalives_idle",
+                        "keepalives_interval", "keepalives_count"]
+        var values = [String(connectTimeout), applicationName, "1", "15", "5", "3"]
+        if let options {
+            keywords.append("options")
+            values.append(options)
+        }
+        keywords += ["dbname", "client_encoding"]
+        values += [uri, "UTF8"]
         let connection = Self.withCStrings(keywords) { keywords in
             Self.withCStrings(values) { values in PQconnectdbParams(keywords, values, 1) }
         }

@@ -31,6 +31,7 @@ public final class PostgresConnectionPool: @unchecked Sendable {
     public let uri: String
     public let maximumConnections: Int
     private let applicationName: String
+    private let sessionOptions: String?
 
     private let condition = NSCondition()
     private var idle: [PGConnection] = []
@@ -42,11 +43,14 @@ public final class PostgresConnectionPool: @unchecked Sendable {
     ///   - uri: a libpq URI (see `PGConnection`).
     ///   - maximumConnections: the most sessions held at once (at least 1).
     ///   - applicationName: what `pg_stat_activity` shows.
-    public init(uri: String, maximumConnections: Int, applicationName: String = "history-server") {
+    ///   - sessionOptions: server settings for each session (`PGConnection`'s `options`).
+    public init(uri: String, maximumConnections: Int, applicationName: String = "history-server",
+                sessionOptions: String? = nil) {
         precondition(maximumConnections >= 1, "a pool needs at least one connection")
         self.uri = uri
         self.maximumConnections = maximumConnections
         self.applicationName = applicationName
+        self.sessionOptions = sessionOptions
     }
 
     deinit {
@@ -105,7 +109,7 @@ public final class PostgresConnectionPool: @unchecked Sendable {
         open += 1
         condition.unlock()
         do {
-            return try PGConnection(uri: uri, applicationName: applicationName)
+            return try PGConnection(uri: uri, applicationName: applicationName, options: sessionOptions)
         } catch {
             release()
             throw error

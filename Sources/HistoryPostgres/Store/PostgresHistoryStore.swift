@@ -100,8 +100,14 @@ final class PostgresBackend: StoreEngine {
         } catch {
             throw StoreError(migration: error)
         }
+        // Every read is a prepared keyset walk whose generic plan is the
+        // right one (PostgresReadsTests check those plans). Left to itself,
+        // PostgreSQL kept planning them afresh at every execution (a custom
+        // plan looked cheaper than the generic estimate), and planning was
+        // most of its CPU per deep page.
         let readers = PostgresConnectionPool(uri: configuration.uri, maximumConnections: configuration.readerCount,
-                                             applicationName: configuration.applicationName)
+                                             applicationName: configuration.applicationName,
+                                             sessionOptions: "-c plan_cache_mode=force_generic_plan")
         let migrated: Result<[Int], PostgresMigrationError>
         do {
             migrated = try readers.withConnection { connection throws(PostgresError) in
