@@ -6,7 +6,7 @@ import Testing
 /// The code BuildingAChatScreen.md quotes that runs on Linux, run here
 /// against the server; ArticleCodeTests checks the article quotes nothing
 /// else (the SwiftUI parts come from Examples/ChatScreen).
-@Suite("The chat screen article's code", .timeLimit(.minutes(1)))
+@Suite("The chat screen article's code", .timeLimit(.minutes(5)))
 struct DocumentationSnippetTests {
     @Test func theScreenValueOpensAtTheBottomAndKeepsTheRowBeingRead() async throws {
         try await withRunningServer { server in

@@ -5,7 +5,7 @@ import Testing
 
 /// The members calls against a server in open mode, where they keep the
 /// same data, unenforced.
-@Suite("ChatHistoryClient members", .timeLimit(.minutes(1)))
+@Suite("ChatHistoryClient members", .timeLimit(.minutes(5)))
 struct HistoryClientMembersTests {
     @Test func putAddsThenChangesIdempotently() async throws {
         try await withRunningServer { server in
