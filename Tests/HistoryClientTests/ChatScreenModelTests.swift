@@ -52,7 +52,7 @@ struct ChatScreenModelTests {
         #expect(model.scroll.action == .scrollToBottom)
         // Retried (with its client_id) while the server is down; how soon
         // depends on the machine, so wait for it rather than a fixed time.
-        #expect(await Self.until { (model.screen.outbox.first?.attempts ?? 0) >= 2 })
+        #expect(await Self.until(within: .seconds(30)) { (model.screen.outbox.first?.attempts ?? 0) >= 2 })
         #expect(model.screen.outbox.first?.state == .sending)
 
         try await server.restart()
