@@ -49,6 +49,8 @@ if [ -z "$BIN" ]; then
 fi
 [ -n "$BIN" ] && [ -x "$BIN/history-server" ] && [ -x "$BIN/history-load" ] \
     || fail "no built history-server and history-load (swift build, or HISTORY_BIN=folder)"
+# Absolute: the block runs in a scratch folder, through a link to it.
+BIN="$(cd "$BIN" && pwd -P)"
 
 # The block.
 BLOCK="$(awk -v marker="$MARKER" '
