@@ -87,8 +87,8 @@ struct ChatScreenModelTests {
         // its read bucket empty while the messages arrive, so the feed's
         // next polls meet 429 however slow the machine is.
         let drainer = Task {
-            let deadline = ContinuousClock.now + .seconds(3)
-            while ContinuousClock.now < deadline {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline && transport.count(status: 429) == 0 {
                 _ = try? await client.page(of: "limited")
                 try? await Task.sleep(for: .milliseconds(50))
             }
@@ -97,7 +97,7 @@ struct ChatScreenModelTests {
             _ = try await client.append(to: "limited", sender: "ben", body: "m\(index)")
         }
         await drainer.value
-        #expect(await Self.until(within: .seconds(20)) { Self.messageIDs(model).count == 3 })
+        #expect(await Self.until(within: .seconds(30)) { Self.messageIDs(model).count == 3 })
         #expect(model.isFollowing && model.lastError == nil)
         #expect(transport.count(status: 429) >= 1)
         model.close()

@@ -46,7 +46,8 @@ struct WaitTests {
         try await withTestStore(backend) { store in
             try await store.make("quiet")
             try await store.make("busy")
-            async let outcome = store.waitForChange(in: cid("quiet"), after: 0, timeout: .milliseconds(300))
+            // Long enough to be seen parked on a busy machine.
+            async let outcome = store.waitForChange(in: cid("quiet"), after: 0, timeout: .seconds(3))
             #expect(await eventually { store.parkedWaitCount == 1 })
             try await store.post(3, to: "busy")
             #expect(await outcome == .timedOut)
