@@ -46,29 +46,7 @@ print(" ".join(str(x.getsockname()[1]) for x in s))')"
 
 # CPU seconds of a process (utime + stime), or of the postmaster with its
 # children, live and exited.
-cpu_seconds() { # pid [postgres]
-    python3 - "$@" <<'PY'
-import os, sys
-hz = os.sysconf("SC_CLK_TCK")
-def stat(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().rsplit(")", 1)[1].split()
-pid = sys.argv[1]
-fields = stat(pid)
-ticks = int(fields[11]) + int(fields[12])
-if len(sys.argv) > 2:
-    ticks += int(fields[13]) + int(fields[14])
-    for child in os.listdir("/proc"):
-        if child.isdigit():
-            try:
-                f = stat(child)
-            except OSError:
-                continue
-            if f[1] == pid:
-                ticks += int(f[11]) + int(f[12])
-print(ticks / hz)
-PY
-}
+cpu_seconds() { python3 "$ROOT/scripts/cpu_seconds.py" "$@"; } # pid [postgres]
 
 printf 'bench %s\n' "$(openssl rand -hex 32)" >"$WORK/hs.keys"
 SEED=(--conversations "${CONVERSATIONS:-200}" --messages "${MESSAGES:-400000}" --jwt-secret-file "$WORK/hs.keys" --quiet)
