@@ -1,5 +1,6 @@
 import Foundation
 import HistoryTestSupport
+import Synchronization
 import Testing
 @testable import HistoryStore
 
@@ -12,16 +13,18 @@ struct RangeFilteredWaitTests {
         try await withTestStore(backend) { store in
             try await store.make("c")
             let watched = try await store.post(1, to: "c")[0]
-            async let outcome = store.waitForChange(in: cid("c"), after: 1, ids: watched.id...watched.id,
-                                                    timeout: .seconds(30))
-            #expect(await eventually { store.parkedWaitCount == 1 })
-            // bulkAppend publishes before it returns: the wait has seen these commits.
+            // Parked through the handler API: see the delete test below.
+            let outcomes = WaitOutcomes()
+            _ = store.waitForChange(in: cid("c"), after: 1, ids: watched.id...watched.id,
+                                    timeout: .seconds(30)) { outcomes.record($0) }
+            #expect(store.parkedWaitCount == 1)
+            // bulkLoad publishes before it returns: the wait has seen these commits.
             for _ in 0..<5 {
                 try store.bulkLoad([NewMessage(sender: "bob", body: "elsewhere")], to: cid("c"))
             }
             #expect(store.parkedWaitCount == 1)
             _ = try await store.edit(messageID: watched.id, in: cid("c"), body: "changed")
-            #expect(await outcome == .changed)
+            #expect(await eventually { outcomes.all == [.changed] })
             #expect(store.parkedWaitCount == 0)
         }
     }
@@ -42,14 +45,23 @@ struct RangeFilteredWaitTests {
         try await withTestStore(backend) { store in
             try await store.make("c")
             let watched = try await store.post(1, to: "c")[0]
-            async let filtered = store.waitForChange(in: cid("c"), after: 1, ids: 1...watched.id, timeout: .seconds(30))
-            async let unfiltered = store.waitForChange(in: cid("c"), after: 1, timeout: .seconds(30))
-            #expect(await eventually { store.parkedWaitCount == 2 })
+            // Parked through the handler API, whose call returns only after
+            // the wait's look at the current version: a commit after these
+            // two calls can reach them only through `publish`, which applies
+            // the id filter. (Parked from `async let`, the filtered wait's
+            // look could come after the load below on a busy machine and
+            // wake it by design: it cannot tell which messages changed.)
+            let filtered = WaitOutcomes()
+            let unfiltered = WaitOutcomes()
+            _ = store.waitForChange(in: cid("c"), after: 1, ids: 1...watched.id, timeout: .seconds(30)) { filtered.record($0) }
+            _ = store.waitForChange(in: cid("c"), after: 1, ids: nil, timeout: .seconds(30)) { unfiltered.record($0) }
+            #expect(store.parkedWaitCount == 2)
             try store.bulkLoad([NewMessage(sender: "bob", body: "elsewhere")], to: cid("c"))
-            #expect(await unfiltered == .changed)
+            #expect(await eventually { unfiltered.all == [.changed] })
             #expect(store.parkedWaitCount == 1)
+            #expect(filtered.all.isEmpty)
             _ = try await store.delete(messageID: watched.id, in: cid("c"))
-            #expect(await filtered == .changed)
+            #expect(await eventually { filtered.all == [.changed] })
         }
     }
 
@@ -64,4 +76,11 @@ struct RangeFilteredWaitTests {
         #expect(!ChangedMessageIDs([]).intersects(1...Int64.max))
         #expect(ChangedMessageIDs(range: 100...200).intersects(200...300))
     }
+}
+
+/// The outcomes a handler-parked wait was delivered, in order.
+private final class WaitOutcomes: Sendable {
+    private let outcomes = Mutex<[WaitOutcome]>([])
+    func record(_ outcome: WaitOutcome) { outcomes.withLock { $0.append(outcome) } }
+    var all: [WaitOutcome] { outcomes.withLock { $0 } }
 }
