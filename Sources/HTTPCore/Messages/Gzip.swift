@@ -1,0 +1,69 @@
+import CZlib
+
+/// The gzip content coding (RFC 9110 §8.4.1.3) over the system's zlib: a
+/// deflate stream in the gzip wrapper (`windowBits` 31), whole bodies at once.
+///
+/// The server compresses answers of 1 KiB and more for clients that accept
+/// it; `decompress` is for the clients of this package (the load tool's
+/// checks, the tests), bounded so a hostile stream cannot fill the memory.
+public enum Gzip {
+    /// The level the server uses: docs/performance.md ("gzip level")
+    /// records the bytes and CPU per page of levels 1, 4 and 6 that chose it.
+    public static let serverLevel: Int32 = 4
+
+    /// zlib's gzip wrapper: a 32 KiB window (15) plus 16.
+    private static let gzipWindowBits: Int32 = 31
+
+    /// The gzip member of `bytes`; nil only if zlib refuses (out of memory).
+    public static func compress(_ bytes: [UInt8], level: Int32 = serverLevel) -> [UInt8]? {
+        var stream = z_stream()
+        guard czlib_deflate_init(&stream, level, gzipWindowBits) == Z_OK else { return nil }
+        defer { deflateEnd(&stream) }
+        let capacity = Int(deflateBound(&stream, uLong(bytes.count)))
+        var output = [UInt8](repeating: 0, count: capacity)
+        let written: Int? = bytes.withUnsafeBufferPointer { input in
+            output.withUnsafeMutableBufferPointer { out in
+                stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+                stream.avail_in = uInt(input.count)
+                stream.next_out = out.baseAddress
+                stream.avail_out = uInt(out.count)
+                // deflateBound is enough for one Z_FINISH call.
+                guard deflate(&stream, Z_FINISH) == Z_STREAM_END else { return nil }
+                return out.count - Int(stream.avail_out)
+            }
+        }
+        guard let written else { return nil }
+        output.removeLast(capacity - written)
+        return output
+    }
+
+    /// The bytes of a gzip body; nil when it is not one (or is cut short),
+    /// or when it would inflate to more than `maximumBytes`.
+    public static func decompress(_ bytes: [UInt8], maximumBytes: Int = 64 << 20) -> [UInt8]? {
+        var stream = z_stream()
+        guard czlib_inflate_init(&stream, gzipWindowBits) == Z_OK else { return nil }
+        defer { inflateEnd(&stream) }
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: max(4096, bytes.count * 4))
+        return bytes.withUnsafeBufferPointer { input -> [UInt8]? in
+            stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+            stream.avail_in = uInt(input.count)
+            while true {
+                let (status, produced) = chunk.withUnsafeMutableBufferPointer { out -> (Int32, Int) in
+                    stream.next_out = out.baseAddress
+                    stream.avail_out = uInt(out.count)
+                    let status = inflate(&stream, Z_NO_FLUSH)
+                    return (status, out.count - Int(stream.avail_out))
+                }
+                output.append(contentsOf: chunk[..<produced])
+                guard output.count <= maximumBytes else { return nil }
+                switch status {
+                case Z_STREAM_END: return stream.avail_in == 0 ? output : nil
+                case Z_OK: continue
+                case Z_BUF_ERROR where produced > 0: continue
+                default: return nil
+                }
+            }
+        }
+    }
+}
