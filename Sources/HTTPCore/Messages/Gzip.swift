@@ -23,21 +23,20 @@ public enum Gzip {
         guard czlib_deflate_init(&stream, level, gzipWindowBits) == Z_OK else { return nil }
         defer { deflateEnd(&stream) }
         let capacity = Int(deflateBound(&stream, uLong(bytes.count)))
-        var output = [UInt8](repeating: 0, count: capacity)
-        let written: Int? = bytes.withUnsafeBufferPointer { input in
-            output.withUnsafeMutableBufferPointer { out in
+        var finished = false
+        // Uninitialized: zlib writes every byte that is kept.
+        let output = [UInt8](unsafeUninitializedCapacity: capacity) { out, initialized in
+            bytes.withUnsafeBufferPointer { input in
                 stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
                 stream.avail_in = uInt(input.count)
                 stream.next_out = out.baseAddress
                 stream.avail_out = uInt(out.count)
                 // deflateBound is enough for one Z_FINISH call.
-                guard deflate(&stream, Z_FINISH) == Z_STREAM_END else { return nil }
-                return out.count - Int(stream.avail_out)
+                finished = deflate(&stream, Z_FINISH) == Z_STREAM_END
+                initialized = finished ? out.count - Int(stream.avail_out) : 0
             }
         }
-        guard let written else { return nil }
-        output.removeLast(capacity - written)
-        return output
+        return finished ? output : nil
     }
 
     /// The bytes of a gzip body; nil when it is not one (or is cut short),
