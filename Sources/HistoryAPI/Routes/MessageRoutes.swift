@@ -5,6 +5,10 @@ import HistoryStore
 struct MessageRoutes {
     let environment: RouteEnvironment
 
+    // `GET /v1/conversations/{cid}/messages/{id}` (one message) answers, once
+    // read: `let tag = EntityTag.message(message, gzip: request.acceptsGzip)`,
+    // `if request.answerNotModified(tag) { return }`, then the 200 with
+    // `headers: ["ETag": tag.value]` (docs/API.md, "Conditional requests and compression").
     func register(in router: inout Router) {
         router.add(.post, "/v1/conversations/{cid}/messages") { request throws(APIError) in try append(request) }
         router.add(.get, "/v1/conversations/{cid}/messages") { request throws(APIError) in try page(request) }
