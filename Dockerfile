@@ -28,12 +28,12 @@
 #
 # Every flag is also an environment variable (history-server --help).
 
-# The build stage: the official Swift image, the headers of SQLite and libpq,
+# The build stage: the official Swift image, the headers of SQLite, libpq and zlib,
 # and the Swift runtime and Foundation linked in statically, so the run stage
 # needs neither.
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libsqlite3-dev libpq-dev \
+    && apt-get install -y --no-install-recommends libsqlite3-dev libpq-dev zlib1g-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

@@ -93,9 +93,14 @@ let package = Package(
         // MARK: - HTTP
         // epoll and timerfd, which Glibc's Swift module does not export.
         .target(name: "CSystem"),
+        // The system's zlib, for gzip content coding (Debian: zlib1g-dev).
+        .systemLibrary(
+            name: "CZlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(
             name: "HTTPCore",
-            dependencies: ["CSystem"],
+            dependencies: ["CSystem", "CZlib"],
             swiftSettings: strictSettings
         ),
         .target(

@@ -198,4 +198,37 @@ for port in "$PORT_A" "$PORT_B"; do
 done
 grep -q "GET" "$WORK/a.out" && grep -q "GET" "$WORK/b.out" || fail "an instance's access log is empty"
 pass "4. both instances served requests through nginx"
+
+# 5. gzip and ETag through nginx: a page of 1 KiB and more comes back
+# Content-Encoding: gzip and inflates to the identity page; both instances
+# give it the same ETag, and If-None-Match with it is a 304 through nginx.
+for index in $(seq 1 30); do
+    curl -fsS -o /dev/null -X POST -H 'Content-Type: application/json' \
+        -d "{\"sender\":\"ana\",\"body\":\"message $index, long enough to make a page of more than a kibibyte\"}" \
+        "$NGINX_URL/v1/conversations/through-nginx/messages" || fail "posting message $index through nginx"
+done
+curl -fsS -o "$WORK/identity.json" -D "$WORK/identity.head" "$NGINX_URL/v1/conversations/through-nginx/messages" \
+    || fail "reading the page through nginx"
+curl -fsS -o "$WORK/gzip.bin" -D "$WORK/gzip.head" -H 'Accept-Encoding: gzip' \
+    "$NGINX_URL/v1/conversations/through-nginx/messages" || fail "reading the page through nginx with gzip"
+grep -qi '^content-encoding: gzip' "$WORK/gzip.head" || fail "no Content-Encoding: gzip through nginx: $(cat "$WORK/gzip.head")"
+grep -qi '^vary:.*accept-encoding' "$WORK/gzip.head" || fail "no Vary: Accept-Encoding through nginx: $(cat "$WORK/gzip.head")"
+python3 -c "
+import gzip, json, sys
+identity = open(sys.argv[1], 'rb').read()
+inflated = gzip.decompress(open(sys.argv[2], 'rb').read())
+assert inflated == identity, 'the gzip page does not inflate to the identity page'
+assert len(json.loads(identity)['messages']) == 32, identity[:200]
+" "$WORK/identity.json" "$WORK/gzip.bin" || fail "the gzip page through nginx"
+etag=$(grep -i '^etag:' "$WORK/gzip.head" | cut -d' ' -f2- | tr -d '\r')
+[ -n "$etag" ] || fail "no ETag through nginx: $(cat "$WORK/gzip.head")"
+for port in "$PORT_A" "$PORT_B"; do
+    direct=$(curl -fsS -o /dev/null -D - -H 'Accept-Encoding: gzip' \
+        "http://127.0.0.1:$port/v1/conversations/through-nginx/messages" | grep -i '^etag:' | cut -d' ' -f2- | tr -d '\r')
+    [ "$direct" = "$etag" ] || fail "127.0.0.1:$port tags the page $direct, nginx answered $etag"
+done
+status=$(curl -sS -o "$WORK/304.body" -w '%{http_code}' -H 'Accept-Encoding: gzip' -H "If-None-Match: $etag" \
+    "$NGINX_URL/v1/conversations/through-nginx/messages")
+[ "$status" = 304 ] && [ ! -s "$WORK/304.body" ] || fail "If-None-Match through nginx answered $status"
+pass "5. gzip through nginx inflates to the identity page ($(wc -c <"$WORK/gzip.bin") of $(wc -c <"$WORK/identity.json") bytes); one ETag on both instances, 304 through nginx"
 echo "all checks passed"

@@ -5,8 +5,8 @@
 #   swift run -c release history-server      # builds and runs the server
 #   swift test                               # every test
 #
-# - libsqlite3-dev, libpq-dev: the headers and libraries the server links
-#   (SQLite store, PostgreSQL store);
+# - libsqlite3-dev, libpq-dev, zlib1g-dev: the headers and libraries the
+#   server links (SQLite store, PostgreSQL store, gzip answers);
 # - postgresql: its server binaries (/usr/lib/postgresql/N/bin), with which
 #   the tests start throwaway clusters of their own (the cluster Debian
 #   starts is not used);
@@ -47,6 +47,7 @@ done
 packages=(
     "libsqlite3-dev:/usr/include/sqlite3.h"
     "libpq-dev:/usr/include/postgresql/libpq-fe.h"
+    "zlib1g-dev:/usr/include/zlib.h"
     "postgresql:/usr/lib/postgresql/*/bin/initdb"
     "openssl:/usr/bin/openssl"
     "python3:/usr/bin/python3"

@@ -7,7 +7,7 @@ import Testing
 /// must count requests, find no violation, and read back every acked post.
 @Suite("Scenarios against history-server", .serialized)
 struct ScenarioTests {
-    @Test(arguments: [Scenario.scrollback, .deep, .jump, .newest, .short, .post, .tail, .mix])
+    @Test(arguments: [Scenario.scrollback, .deep, .jump, .newest, .short, .post, .tail, .mix, .revalidate])
     func scenarioHoldsItsInvariants(_ scenario: Scenario) throws {
         try withSeededServer { server, _ in
             var plan = quickPlan(server.endpoint, scenario, clients: scenario == .mix ? 6 : 4)
@@ -34,6 +34,11 @@ struct ScenarioTests {
                 if scenario == .mix { #expect(report.ackedPostsReadable == report.ackedPosts) }
             case .jump:
                 #expect(report.checks["anchors checked", default: 0] > 0)
+            case .revalidate:
+                // Each user's first visit of a conversation is a 200 (checked), the visits after it 304s.
+                #expect(checked > 0)
+                #expect(report.checks[CheckCounters.notModifiedKey, default: 0] > 0)
+                #expect(report.checks[CheckCounters.notModifiedKey, default: 0] < report.checks[CheckCounters.revalidationsKey, default: 0])
             default:
                 #expect(checked > 0)
             }
@@ -85,7 +90,7 @@ struct BenchSuiteTests {
             settings.inboxPollers = 20
             settings.inboxFeedConversations = 5
             let rows = try BenchSuite(settings: settings).run { _ in }
-            #expect(rows.count == 11)
+            #expect(rows.count == 15)
             let names = rows.map(\.name)
             #expect(names[0].hasPrefix("Deep `before` pages, load-0000"))
             #expect(names[1] == "Newest page, load-0000")
@@ -93,23 +98,31 @@ struct BenchSuiteTests {
             #expect(names[3] == "Appends, 4 posters")
             #expect(names[4].hasPrefix("Post-to-delivery, 20 long-polls"))
             #expect(names[5] == "Deep pages with 10 idle keep-alive connections open")
-            #expect(names[6] == "Inbox page, a user with 10 conversations")
-            #expect(names[7] == "Inbox page, a user with 40 conversations")
-            #expect(names[8] == "Appends to a conversation with 2 members, 4 posters")
-            #expect(names[9] == "Appends to a conversation with 12 members, 4 posters")
-            #expect(names[10] == "Post-to-inbox-feed, 20 users parked on their inbox feeds")
+            #expect(names[6] == "Newest page, load-0000, identity")
+            #expect(names[7] == "Newest page, load-0000, gzip")
+            #expect(names[8] == "Newest page, load-0000, revalidated (304)")
+            #expect(names[9].hasPrefix("Reopening held conversations"))
+            #expect(names[10] == "Inbox page, a user with 10 conversations")
+            #expect(names[11] == "Inbox page, a user with 40 conversations")
+            #expect(names[12] == "Appends to a conversation with 2 members, 4 posters")
+            #expect(names[13] == "Appends to a conversation with 12 members, 4 posters")
+            #expect(names[14] == "Post-to-inbox-feed, 20 users parked on their inbox feeds")
             #expect(rows[0].note.contains("median of 2 rounds: "))
             #expect(rows[1].note.contains(" vs deep (median of 2 rounds: "))
             #expect(rows[5].note.hasPrefix("10 idle open; "))
-            #expect(rows[7].note.contains(" vs 10 conversations (median of 2 rounds: "))
-            #expect(rows[9].note.contains(" vs 2 members (median of 2 rounds: "))
-            #expect(rows[10].note.contains("server peak RSS "))
+            // The bytes rows: bytes as sent, and the server process's CPU (found by its port).
+            #expect(rows[6...8].allSatisfy { $0.note.contains(" bytes per page as sent; ") })
+            #expect(rows[9].note.hasPrefix("304 share "))
+            #expect(rows[8].note.contains("% were 304"))
+            #expect(rows[11].note.contains(" vs 10 conversations (median of 2 rounds: "))
+            #expect(rows[13].note.contains(" vs 2 members (median of 2 rounds: "))
+            #expect(rows[14].note.contains("server peak RSS "))
             #expect(rows.allSatisfy { $0.report.passed }, "\(rows.map(\.note))")
             // Pages and appends always flow; deliveries in 0.4 s depend on the machine's load.
-            #expect([0, 1, 2, 3, 5, 6, 7, 8, 9].allSatisfy { rows[$0].rate > 0 })
-            #expect(rows[6...9].allSatisfy { $0.report.errorCount == 0 })
+            #expect([0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13].allSatisfy { rows[$0].rate > 0 })
+            #expect(rows[6...13].allSatisfy { $0.report.errorCount == 0 })
             let markdown = BenchSuite.markdown(rows)
-            #expect(markdown.split(separator: "\n").filter { $0.hasPrefix("| ") }.count == 12)
+            #expect(markdown.split(separator: "\n").filter { $0.hasPrefix("| ") }.count == 16)
             // A second suite finds the inbox set-up complete and makes nothing again.
             var logged: [String] = []
             settings.pageRounds = 1

@@ -31,10 +31,12 @@ public struct APIRequest: Sendable {
 
     public var query: QueryParameters { QueryParameters(http.query) }
 
-    /// Answers with a JSON body.
+    /// Answers with a JSON body, gzip when the request accepts it and the
+    /// body is 1 KiB or more (`ContentCoding`).
     public func respond(_ status: HTTPStatus, json body: [UInt8], headers: HTTPHeaders = [:]) {
         var response = HTTPResponse.json(status, body, route: route)
         for field in headers { response.headers.add(name: field.name, value: field.value) }
+        ContentCoding.encode(&response, acceptsGzip: acceptsGzip)
         send(response)
     }
 

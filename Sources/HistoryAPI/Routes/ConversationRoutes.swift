@@ -13,7 +13,10 @@ struct ConversationRoutes {
             let conversation = try environment.read(request) { () throws(StoreError) in
                 try environment.store.conversation(id, access: access)
             }
-            request.respond(.ok, json: JSONWriter.conversation(conversation))
+            // The read is O(1): a 304 spares only the encoding.
+            let tag = EntityTag.conversation(conversation, gzip: request.acceptsGzip)
+            if request.answerNotModified(tag) { return }
+            request.respond(.ok, json: JSONWriter.conversation(conversation), headers: ["ETag": tag.value])
         }
     }
 

@@ -33,7 +33,8 @@ struct InboxRoutes {
             let page = try read(request) { () throws(StoreError) in try environment.store.inbox(of: user, query) }
             switch JSONWriter.inboxPage(page, budget: environment.limits.maximumResponseBytes) {
             case .whole(let json):
-                request.respond(.ok, json: json)
+                // The rows come from many conversations: tagged by the bytes.
+                request.respond(json: json, etag: .body(json, gzip: request.acceptsGzip))
                 return
             case .onlyFirst(let rows):
                 // Fewer than asked each time, at least one always fits: this ends.

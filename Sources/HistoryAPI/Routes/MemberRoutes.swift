@@ -22,7 +22,9 @@ struct MemberRoutes {
         let page = try environment.read(request) { () throws(StoreError) in
             try environment.store.members(of: conversation, after: after, limit: limit, access: access)
         }
-        request.respond(.ok, json: JSONWriter.memberPage(page))
+        // No kept counter covers the member list: tagged by its bytes.
+        let json = JSONWriter.memberPage(page)
+        request.respond(json: json, etag: .body(json, gzip: request.acceptsGzip))
     }
 
     /// `after` a valid user id (`invalid_cursor`), `limit` 1...1000 (`invalid_limit`).

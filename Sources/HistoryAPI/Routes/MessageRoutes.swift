@@ -5,6 +5,10 @@ import HistoryStore
 struct MessageRoutes {
     let environment: RouteEnvironment
 
+    // `GET /v1/conversations/{cid}/messages/{id}` (one message) answers, once
+    // read: `let tag = EntityTag.message(message, gzip: request.acceptsGzip)`,
+    // `if request.answerNotModified(tag) { return }`, then the 200 with
+    // `headers: ["ETag": tag.value]` (docs/API.md, "Conditional requests and compression").
     func register(in router: inout Router) {
         router.add(.post, "/v1/conversations/{cid}/messages") { request throws(APIError) in try append(request) }
         router.add(.get, "/v1/conversations/{cid}/messages") { request throws(APIError) in try page(request) }
@@ -54,16 +58,30 @@ struct MessageRoutes {
 
     /// The hot path: parse, one keyset read (the caller's role in the same
     /// snapshot), one encode.
+    ///
+    /// With `If-None-Match`, first the conversation's counters (one O(1)
+    /// read, access decided in it): a tag that still matches is a 304
+    /// without reading a message (`EntityTag.page`).
     private func page(_ request: APIRequest) throws(APIError) {
         let conversation = try environment.conversationID(request)
         let access = try environment.access(request, .readPages)
         var query = try Self.pageQuery(request.query)
-        query.byteBudget = environment.limits.maximumResponseBytes
+        let budget = environment.limits.maximumResponseBytes
+        query.byteBudget = budget
+        let gzip = request.acceptsGzip
+        if request.hasIfNoneMatch {
+            let current = try environment.read(request) { () throws(StoreError) in
+                try environment.store.conversation(conversation, access: access)
+            }
+            let tag = EntityTag.page(of: conversation, version: current.version, query: query, budget: budget, gzip: gzip)
+            if request.answerNotModified(tag) { return }
+        }
         let page = try environment.read(request) { () throws(StoreError) in
             try environment.store.page(of: conversation, query, access: access)
         }
-        request.respond(.ok, json: JSONWriter.page(page, budget: environment.limits.maximumResponseBytes,
-                                                   trim: PageTrim(query, reset: page.reset)))
+        let tag = EntityTag.page(of: conversation, version: page.version, query: query, budget: budget, gzip: gzip)
+        request.respond(.ok, json: JSONWriter.page(page, budget: budget, trim: PageTrim(query, reset: page.reset)),
+                        headers: ["ETag": tag.value])
     }
 
     /// `limit`, `before`, `after`, `around` and `window` as docs/API.md

@@ -23,6 +23,12 @@ struct BenchSuite {
         var inbox = true
         /// Only the inbox rows (no `load-` conversations needed).
         var inboxOnly = false
+        /// Only the bytes rows (`bytesRows`).
+        var bytesOnly = false
+        /// `Accept-Encoding: gzip` on the rows' requests (the bytes rows set their own).
+        var acceptsGzip = true
+        /// `If-None-Match` on the revalidate rows' re-reads.
+        var sendsETags = true
         /// The inbox page rows' two users: this many conversations each.
         var inboxSmall = 10
         var inboxLarge = 10_000
@@ -80,8 +86,11 @@ struct BenchSuite {
             var plan = LoadPlan(endpoint: s.endpoint, scenario: scenario, clients: clients, duration: s.duration)
             plan.progress = s.progress
             plan.settings.credentials = s.baseline
+            plan.settings.acceptsGzip = s.acceptsGzip
+            plan.settings.sendsETags = s.sendsETags
             return plan
         }
+        if s.bytesOnly { return try bytesRows(catalog: catalog, log: log) }
         /// - Parameter allRequests: the rate is every request of the run (deep rows also
         ///   read range pages that re-check a deep page: deep reads too), else `kind`'s.
         func measure(_ name: String, _ plan: LoadPlan, command: String, kind: String, allRequests: Bool = false,
@@ -204,6 +213,7 @@ struct BenchSuite {
         delivery.rate = deliveries / max(0.001, delivery.report.durationSeconds - Double(warmup) / 1e9)
         rows.append(delivery)
         rows.append(pageResults.last!)
+        rows += try bytesRows(catalog: catalog, log: log)
         if s.inbox {
             let inbox = try inboxRows(log: log)
             rows += inbox.pages + inbox.posts + [inbox.feed]

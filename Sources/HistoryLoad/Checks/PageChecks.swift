@@ -155,6 +155,9 @@ enum PageChecks {
 
 /// How many checks a user ran, folded into its shard now and then.
 struct CheckCounters {
+    static let revalidationsKey = "pages revalidated (200 or 304)"
+    static let notModifiedKey = "304 revalidations"
+
     var pages = 0
     var merges = 0
     var anchors = 0
@@ -169,9 +172,14 @@ struct CheckCounters {
     var markersMoved = 0
     var markersHeld = 0
     var inboxEvents = 0
+    /// `revalidate`: pages re-read with an `ETag`, and how many were 304.
+    var revalidations = 0
+    var notModified = 0
 
     mutating func flush(into state: inout ShardState) {
         if pages > 0 { state.checks["pages checked", default: 0] += pages }
+        if revalidations > 0 { state.checks[Self.revalidationsKey, default: 0] += revalidations }
+        if notModified > 0 { state.checks[Self.notModifiedKey, default: 0] += notModified }
         if merges > 0 { state.checks["page overlaps compared", default: 0] += merges }
         if anchors > 0 { state.checks["anchors checked", default: 0] += anchors }
         if walksCounted > 0 { state.checks["complete walks counted", default: 0] += walksCounted }

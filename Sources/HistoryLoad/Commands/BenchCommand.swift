@@ -66,6 +66,15 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Only the inbox rows (they need no seeded `load-` conversations).")
     var inboxOnly = false
 
+    @Flag(help: "Only the bytes rows: a newest page identity, gzip and revalidated (304), and the revalidate scenario.")
+    var bytesOnly = false
+
+    @Flag(help: "Requests without Accept-Encoding: gzip (the bytes rows still compare both).")
+    var noGzip = false
+
+    @Flag(help: "The revalidate rows re-read pages without If-None-Match.")
+    var noEtag = false
+
     @Option(help: "Also write every row's full report as JSON to this file.")
     var json: String?
 
@@ -81,6 +90,7 @@ struct BenchCommand: ParsableCommand {
             throw ValidationError("Counts must be positive.")
         }
         guard !(noInbox && inboxOnly) else { throw ValidationError("--no-inbox and --inbox-only exclude each other.") }
+        guard !(bytesOnly && inboxOnly) else { throw ValidationError("--bytes-only and --inbox-only exclude each other.") }
     }
 
     func run() throws {
@@ -89,6 +99,9 @@ struct BenchCommand: ParsableCommand {
                                            idleConnections: idle, pageRounds: pageRounds, warmup: warmup.duration, progress: !quiet)
         settings.inbox = !noInbox
         settings.inboxOnly = inboxOnly
+        settings.bytesOnly = bytesOnly
+        settings.acceptsGzip = !noGzip
+        settings.sendsETags = !noEtag
         settings.inboxLarge = inboxConversations
         settings.crowdMembers = crowdMembers
         settings.inboxPollers = inboxPollers

@@ -69,6 +69,12 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "No progress line on stderr.")
     var quiet = false
 
+    @Flag(help: "Do not send Accept-Encoding: gzip (every answer comes identity).")
+    var noGzip = false
+
+    @Flag(help: "revalidate: re-read the pages held without If-None-Match (never a 304).")
+    var noEtag = false
+
     @OptionGroup(title: "Tokens mode")
     var tokens: TokenModeOptions
 
@@ -100,6 +106,8 @@ struct RunCommand: ParsableCommand {
         plan.loopThreads = loops
         plan.settings.credentials = try tokens.credentials()
         plan.settings.inboxUsers = tokens.members
+        plan.settings.acceptsGzip = !noGzip
+        plan.settings.sendsETags = !noEtag
         let report = try LoadRun.execute(plan)
         print(report.text)
         if let json { try report.writeJSON(to: json) }

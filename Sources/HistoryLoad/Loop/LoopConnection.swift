@@ -24,6 +24,8 @@ final class LoopConnection: RequestDriver {
     var pacer: Pacer?
     /// Tokens mode: the `Authorization` value of every request.
     let authorization: String?
+    /// Sends `Accept-Encoding: gzip`, as ``LoadConnection/acceptsGzip``.
+    let acceptsGzip: Bool
 
     private var fd: Int32 = -1
     private var slot = -1
@@ -34,12 +36,14 @@ final class LoopConnection: RequestDriver {
     private var parser = ResponseParser()
     private var inFlight: InFlight?
 
-    init(loop: EventLoop, endpoint: ServerEndpoint, shard: StatsShard, pacer: Pacer?, authorization: String? = nil) {
+    init(loop: EventLoop, endpoint: ServerEndpoint, shard: StatsShard, pacer: Pacer?, authorization: String? = nil,
+         acceptsGzip: Bool = false) {
         self.loop = loop
         self.endpoint = endpoint
         self.shard = shard
         self.pacer = pacer
         self.authorization = authorization
+        self.acceptsGzip = acceptsGzip
     }
 
     func takeSlot() -> UInt64 {
@@ -102,11 +106,8 @@ final class LoopConnection: RequestDriver {
             watchingWrites = true
             slot = loop.register(self, fd: fd, events: Epoll.readable | Epoll.writable)
         }
-        var headers = HTTPHeaders()
-        if !request.body.isEmpty || request.method == .post || request.method == .patch {
-            headers.add(name: "Content-Type", value: "application/json")
-        }
-        if let authorization { headers.add(name: "Authorization", value: authorization) }
+        let headers = LoadConnection.headers(request.method, body: request.body, authorization: authorization,
+                                             acceptsGzip: acceptsGzip, ifNoneMatch: request.ifNoneMatch)
         RequestSerializer.append(HTTPRequest(method: request.method, target: request.target, headers: headers, body: request.body),
                                  host: endpoint.authority, to: &output)
         if !connecting { flush() }
@@ -176,7 +177,7 @@ final class LoopConnection: RequestDriver {
         if response.headers["Connection"]?.caseInsensitiveEquals("close") == true || parser.hasPartialResponse {
             close()
         }
-        current.then(response)
+        current.then(LoadConnection.decoded(response, kind: current.kind, shard: shard))
     }
 
     /// Closes the connection; an outstanding request is counted as a transport

@@ -7,6 +7,9 @@ struct LoadRequest {
     var body: [UInt8] = []
     var kind: RequestKind
     var accepted: ClosedRange<Int> = 200...299
+    /// A page's `ETag` the user holds: sent as `If-None-Match` (a 304 then
+    /// answers it). nil: an unconditional request.
+    var ifNoneMatch: String? = nil
     /// When the request is due, from ``RequestDriver/takeSlot()``: the driver
     /// sends it then and times it from then. nil takes the next slot now.
     var start: UInt64? = nil
@@ -64,7 +67,7 @@ final class BlockingDriver: RequestDriver {
             let start = request.start ?? takeSlot()
             MonotonicClock.sleep(until: start)
             let response = connection.perform(request.method, request.target, body: request.body, kind: request.kind,
-                                              accepted: request.accepted, start: start)
+                                              accepted: request.accepted, start: start, ifNoneMatch: request.ifNoneMatch)
             then(response)
         }
         pending = nil

@@ -31,6 +31,8 @@ enum RequestKind: Int, CaseIterable, Sendable {
     case inboxEvents
     /// Not a request: a post's send time to an inbox feed answer carrying it.
     case inboxDelivery
+    /// `revalidate`: a newest page re-read with the `ETag` held (200 or 304).
+    case revalidatedPage
 
     var name: String {
         switch self {
@@ -55,6 +57,7 @@ enum RequestKind: Int, CaseIterable, Sendable {
         case .markRead: "mark read"
         case .inboxEvents: "inbox events (long-poll)"
         case .inboxDelivery: "post-to-inbox-feed"
+        case .revalidatedPage: "page newest, revalidated"
         }
     }
 

@@ -20,6 +20,10 @@ enum Scenario: String, ExpressibleByArgument, CaseIterable, Sendable {
     /// unread message, read to the bottom and move the read marker, while
     /// writers post (seed with `--add-members` first).
     case inbox
+    /// Users reopen random conversations whose newest page they hold, with
+    /// its `ETag` (`If-None-Match`): the 304 share, pages/s and p99 of
+    /// revalidation; with `--writers`, posters change some meanwhile.
+    case revalidate
     /// Users split over the scenarios by `--mix` weights.
     case mix
     /// `--path` of any HTTP server, status checked only (the tool's ceiling; compare with wrk).

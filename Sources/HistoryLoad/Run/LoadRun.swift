@@ -150,6 +150,7 @@ enum LoadRun {
             case .tail: TailReader()
             case .inbox: InboxUser()
             case .get: GetUser()
+            case .revalidate: RevalidateUser()
             }
         }
     }
@@ -175,6 +176,13 @@ enum LoadRun {
             let writers = max(1, plan.writers ?? max(1, plan.clients / 4))
             let rate = (plan.rate ?? 20) / Double(writers)
             return Array(repeating: Role(scenario: .inbox, paced: false), count: plan.clients)
+                + Array(repeating: Role(scenario: .post, paced: true, rate: rate), count: writers)
+        case .revalidate where plan.writers != nil:
+            // Reopening users as fast as they can; writers post at the plan's rate (default 20/s in total),
+            // so some conversations change between two visits.
+            let writers = max(1, plan.writers ?? 1)
+            let rate = (plan.rate ?? 20) / Double(writers)
+            return Array(repeating: Role(scenario: .revalidate, paced: false), count: plan.clients)
                 + Array(repeating: Role(scenario: .post, paced: true, rate: rate), count: writers)
         case .mix:
             return plan.mix.assign(clients: plan.clients).map { Role(scenario: $0, paced: $0 != .tail && $0 != .inbox) }
@@ -239,7 +247,8 @@ final class LoopThreadWork: @unchecked Sendable {
         for (context, user) in users {
             context.driver = LoopConnection(loop: loop, endpoint: context.connection.endpoint, shard: context.shard,
                                             pacer: context.connection.pacer,
-                                            authorization: context.authorization)
+                                            authorization: context.authorization,
+                                            acceptsGzip: context.settings.acceptsGzip)
             user.run(context)
         }
         loop.run()

@@ -38,7 +38,7 @@ final class UserContext {
         random = SplitMix64(seed: settings.seed, stream: UInt64(index) + 1)
         authorization = settings.credentials?.userAuthorization(ofUser: index)
         connection = LoadConnection(endpoint: endpoint, shard: shard, timeout: .seconds(Int64(settings.longPollSeconds) + 30),
-                                    pacer: pacer, authorization: authorization)
+                                    pacer: pacer, authorization: authorization, acceptsGzip: settings.acceptsGzip)
     }
 
     /// Reads one page, scans and checks it; `then` gets the coverage on the
@@ -51,6 +51,28 @@ final class UserContext {
         send(LoadRequest(target: target, kind: cursor.kind)) { [self] response in
             guard let response, response.status == 200 else { return then(nil) }
             then(checkPage(response.body, target: target, cursor, limit: limit, label: label, unreadOf: user))
+        }
+    }
+
+    /// Reads a page again with the `ETag` held (when `--no-etag` is not
+    /// given): `then` gets the answer's status and new tag, and for a 200
+    /// its checked coverage. A 304 is counted under "304 revalidations".
+    func revalidatePage(_ entry: ConversationCatalog.Entry, _ cursor: LoadCursor, limit: Int, label: String,
+                        etag: String?, then: @escaping (_ status: Int?, _ etag: String?, PageChecks.Coverage?) -> Void) {
+        let target = entry.messagesPrefix + cursor.query(limit: limit)
+        let condition = settings.sendsETags ? etag : nil
+        send(LoadRequest(target: target, kind: .revalidatedPage, accepted: 200...304, ifNoneMatch: condition)) { [self] response in
+            guard let response, response.status == 200 || response.status == 304 else { return then(response?.status, nil, nil) }
+            counters.revalidations += 1
+            if response.status == 304 {
+                counters.notModified += 1
+                if condition == nil || response.headers["ETag"] != condition {
+                    log.violation(.pageFields, "\(label) GET \(target): 304 to If-None-Match \(condition ?? "nil") with ETag \(response.headers["ETag"] ?? "none")")
+                }
+                return then(304, condition, nil)
+            }
+            let coverage = checkPage(response.body, target: target, cursor, limit: limit, label: label, unreadOf: nil)
+            then(200, response.headers["ETag"], coverage)
         }
     }
 
@@ -120,6 +142,10 @@ struct RunSettings: Sendable {
     var retryEvery = 25
     /// Tokens mode: each user sends its own token; nil is open mode.
     var credentials: LoadCredentials?
+    /// `Accept-Encoding: gzip` on every request (`--no-gzip` turns it off).
+    var acceptsGzip = true
+    /// `revalidate`: pages re-read with `If-None-Match` (`--no-etag` turns it off).
+    var sendsETags = true
     /// `inbox` in open mode: virtual user i is `load-user-NNNN`, i mod this
     /// (the users `seed --add-members` made members of every conversation).
     var inboxUsers = 64

@@ -13,16 +13,20 @@ final class LoadConnection {
     var pacer: Pacer?
     /// Tokens mode: the `Authorization` value of every request.
     let authorization: String?
+    /// Sends `Accept-Encoding: gzip` (and inflates gzip answers after
+    /// recording their bytes as sent).
+    let acceptsGzip: Bool
 
     private var connection: HTTPClientConnection?
 
     init(endpoint: ServerEndpoint, shard: StatsShard, timeout: Duration = .seconds(30), pacer: Pacer? = nil,
-         authorization: String? = nil) {
+         authorization: String? = nil, acceptsGzip: Bool = false) {
         self.endpoint = endpoint
         self.shard = shard
         self.timeout = timeout
         self.pacer = pacer
         self.authorization = authorization
+        self.acceptsGzip = acceptsGzip
     }
 
     deinit { connection?.close() }
@@ -35,13 +39,13 @@ final class LoadConnection {
     /// - Parameter start: when the request was due, from ``nextSlot()``;
     ///   nil takes the next slot now (open loop) or the current time (closed loop).
     func perform(_ method: HTTPMethod, _ target: String, body: [UInt8] = [], kind: RequestKind,
-                 accepted: ClosedRange<Int> = 200...299, start: UInt64? = nil) -> HTTPClientResponse? {
+                 accepted: ClosedRange<Int> = 200...299, start: UInt64? = nil, ifNoneMatch: String? = nil) -> HTTPClientResponse? {
         let start = start ?? nextSlot()
         do {
-            let response = try exchange(method, target, body: body)
+            let response = try exchange(method, target, body: body, ifNoneMatch: ifNoneMatch)
             Self.record(response, kind: kind, start: start, end: MonotonicClock.now(), accepted: accepted, shard: shard)
             if response.headers["Connection"]?.caseInsensitiveEquals("close") == true { reset() }
-            return response
+            return Self.decoded(response, kind: kind, shard: shard)
         } catch {
             reset()
             shard.state.withLock { $0.recordError("\(kind.name): transport \(Self.describe(error))") }
@@ -65,6 +69,34 @@ final class LoadConnection {
         }
     }
 
+    /// The answer with a gzip body inflated (its bytes were recorded as
+    /// sent); nil, counted as an error, when it does not inflate.
+    static func decoded(_ response: HTTPClientResponse, kind: RequestKind, shard: StatsShard) -> HTTPClientResponse? {
+        guard response.headers["Content-Encoding"] != nil else { return response }
+        guard response.headers["Content-Encoding"]?.caseInsensitiveEquals("gzip") == true,
+              let inflated = Gzip.decompress(response.body) else {
+            shard.state.withLock { $0.recordError("\(kind.name): a Content-Encoding that does not decode") }
+            return nil
+        }
+        var response = response
+        response.body = inflated
+        response.headers.remove(name: "Content-Encoding")
+        return response
+    }
+
+    /// The headers every request of a load connection carries.
+    static func headers(_ method: HTTPMethod, body: [UInt8], authorization: String?, acceptsGzip: Bool,
+                        ifNoneMatch: String?) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        if !body.isEmpty || method == .post || method == .patch {
+            headers.add(name: "Content-Type", value: "application/json")
+        }
+        if let authorization { headers.add(name: "Authorization", value: authorization) }
+        if acceptsGzip { headers.add(name: "Accept-Encoding", value: "gzip") }
+        if let ifNoneMatch { headers.add(name: "If-None-Match", value: ifNoneMatch) }
+        return headers
+    }
+
     /// When the next request is due: after waiting for its slot when paced, else now.
     func nextSlot() -> UInt64 {
         pacer != nil ? pacer!.waitForNextSlot() : MonotonicClock.now()
@@ -83,13 +115,10 @@ final class LoadConnection {
         connection = nil
     }
 
-    private func exchange(_ method: HTTPMethod, _ target: String, body: [UInt8]) throws -> HTTPClientResponse {
+    private func exchange(_ method: HTTPMethod, _ target: String, body: [UInt8], ifNoneMatch: String?) throws -> HTTPClientResponse {
         try connect()
-        var headers = HTTPHeaders()
-        if !body.isEmpty || method == .post || method == .patch {
-            headers.add(name: "Content-Type", value: "application/json")
-        }
-        if let authorization { headers.add(name: "Authorization", value: authorization) }
+        let headers = Self.headers(method, body: body, authorization: authorization, acceptsGzip: acceptsGzip,
+                                   ifNoneMatch: ifNoneMatch)
         return try connection!.request(HTTPRequest(method: method, target: target, headers: headers, body: body))
     }
 

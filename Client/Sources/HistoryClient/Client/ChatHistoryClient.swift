@@ -225,6 +225,9 @@ public final class ChatHistoryClient: Sendable {
     /// One exchange with the server, with a token asked for just before.
     private func performOnce(_ endpoint: HistoryEndpoint) async throws -> (Data, Int) {
         var headers = configuration.additionalHeaders
+        if !headers.keys.contains(where: { $0.lowercased() == "accept-encoding" }) {
+            headers["Accept-Encoding"] = configuration.acceptsGzip ? "gzip" : "identity"
+        }
         if let token = try await currentToken() {
             headers["Authorization"] = "Bearer " + token
         }

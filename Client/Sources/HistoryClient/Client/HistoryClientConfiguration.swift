@@ -19,16 +19,26 @@ public struct HistoryClientConfiguration: Sendable {
     /// request (and once more after a 401 `token_expired`); nil for a server
     /// in open mode. Default: nil.
     public var tokenProvider: HistoryTokenProvider?
+    /// Sends `Accept-Encoding: gzip`, so pages of 1 KiB and more come
+    /// compressed (about a fifth of their bytes). `URLSession` inflates them
+    /// before the transport returns, on Apple platforms and on Linux alike;
+    /// false sends `Accept-Encoding: identity` (without it, Linux's
+    /// `URLSession` would ask for gzip on its own), for a custom transport
+    /// that does not inflate. An `Accept-Encoding` in `additionalHeaders`
+    /// wins over both. Default: true.
+    public var acceptsGzip: Bool
 
     public init(requestTimeout: Duration = .seconds(15), longPollMargin: Duration = .seconds(10),
                 eventWait: Duration = .seconds(30), reconnect: ReconnectPolicy = ReconnectPolicy(),
-                additionalHeaders: [String: String] = [:], tokenProvider: HistoryTokenProvider? = nil) {
+                additionalHeaders: [String: String] = [:], tokenProvider: HistoryTokenProvider? = nil,
+                acceptsGzip: Bool = true) {
         self.requestTimeout = requestTimeout
         self.longPollMargin = longPollMargin
         self.eventWait = eventWait
         self.reconnect = reconnect
         self.additionalHeaders = additionalHeaders
         self.tokenProvider = tokenProvider
+        self.acceptsGzip = acceptsGzip
     }
 }
 
