@@ -150,6 +150,27 @@ struct EventStreamTests {
         }
     }
 
+    /// Shutdown ends streams at once (their clients resume elsewhere with
+    /// `Last-Event-ID`); the grace period, long here, is not waited out.
+    @Test func aDrainingServerEndsItsStreams() throws {
+        try withTemporaryDirectory { directory in
+            var configuration = RunningServer.defaultConfiguration
+            configuration.databasePath = try serverDatabase(in: directory.url)
+            let application = try HistoryApplication(configuration: configuration)
+            try application.start()
+            let client = try HTTPClientConnection(port: application.port)
+            try client.createConversation("c")
+            client.close()
+            let stream = try EventStreamClient(port: application.port, target: Self.conversationTarget + "?since=0")
+            #expect(try stream.head().status == 200)
+            #expect(eventually { application.parkedLongPollCount == 1 })
+            let stopped = DispatchSemaphore(value: 0)
+            application.shutdown(gracePeriod: .seconds(120)) { stopped.signal() }
+            #expect(stream.isClosed(within: .seconds(20)))
+            #expect(stopped.wait(timeout: .now() + 60) == .success)
+        }
+    }
+
     @Test func aQuietStreamSendsHeartbeatComments() throws {
         try withOpenServer({ $0.streamHeartbeatInterval = .milliseconds(200) }) { server in
             let client = try server.connect()
