@@ -151,6 +151,7 @@ enum LoadRun {
             case .inbox: InboxUser()
             case .get: GetUser()
             case .revalidate: RevalidateUser()
+            case .streams: preconditionFailure("streams runs through StreamsRun, not the load loop")
             }
         }
     }
