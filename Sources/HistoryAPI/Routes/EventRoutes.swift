@@ -2,7 +2,8 @@ import HTTPCore
 import HistoryStore
 
 /// `GET /v1/conversations/{cid}/events?since=V&wait=S&limit=L&min_id=A&max_id=B`:
-/// the compacted change feed, long-polled when `wait` is given.
+/// the compacted change feed, long-polled when `wait` is given, streamed
+/// (`EventStream`) when the request accepts `text/event-stream`.
 struct EventRoutes {
     /// `wait` is 0...60 seconds (docs/API.md, "Events").
     static let maximumWait: Duration = .seconds(60)
@@ -17,20 +18,29 @@ struct EventRoutes {
         let conversation = try environment.conversationID(request)
         let caller = try environment.caller(request)
         let access = try environment.access(request, .readEvents)
-        let (query, wait) = try Self.eventsQuery(request.query)
+        var (query, wait) = try Self.eventsQuery(request.query)
+        query.resetAfter = environment.feeds.resetAfter
         let withTyping = try Self.typingFlag(request.query)
+        let streaming = StreamRequest.wantsStream(request.http)
+        if streaming, let cursor = try StreamRequest.lastEventID(request.http) { query.since = cursor }
         let feed = try environment.read(request) { () throws(StoreError) in
             try environment.store.changes(in: conversation, query, access: access)
         }
+        let source = ConversationFeedSource(store: environment.store, conversation: conversation, query: query,
+                                            caller: caller, access: access)
+        if streaming {
+            let stream = EventStream(request: request, caller: caller, feed: source, environment: environment)
+            followTyping(in: conversation, on: stream)
+            stream.start(first: feed)
+            return
+        }
         let typers = withTyping ? environment.store.typers(in: conversation) : nil
-        guard feed.events.isEmpty && !feed.hasMore && wait > .zero else {
+        guard feed.events.isEmpty && !feed.hasMore && !feed.reset && wait > .zero else {
             let budget = environment.limits.maximumResponseBytes
             request.respond(.ok, json: typers.map { JSONWriter.changeFeed(feed, typing: $0, budget: budget) }
                 ?? JSONWriter.changeFeed(feed, budget: budget))
             return
         }
-        let source = ConversationFeedSource(store: environment.store, conversation: conversation, query: query,
-                                            caller: caller, access: access)
         if let typers {
             LongPoll(request: request, caller: caller, feed: TypingFeedSource(events: source, baseline: typers),
                      deadline: .now + wait, environment: environment).start(after: feed.version)

@@ -33,6 +33,12 @@ struct TypingFeedSource: PolledFeed {
 
     func position(of snapshot: Snapshot) -> Int64 { events.position(of: snapshot.feed) }
 
+    func hasMore(_ snapshot: Snapshot) -> Bool { events.hasMore(snapshot.feed) }
+
+    /// The feed's events: a stream follows typing through its own
+    /// observation (`EventRoutes.followTyping`), not through this source.
+    func streamEvents(_ snapshot: Snapshot) -> [ServerSentEvent] { events.streamEvents(snapshot.feed) }
+
     func nothing(after position: Int64) -> Snapshot {
         Snapshot(feed: events.nothing(after: position), typers: store.typers(in: events.conversation))
     }
