@@ -147,6 +147,20 @@ struct TypingAPITests {
     }
 
     @Test
+    func aRemovedMemberLeavesTheListAtOnce() throws {
+        try withTypingRoom(TypingTiming(lasts: .seconds(30))) { server, tokens in
+            let client = try server.connect()
+            defer { client.close() }
+            #expect(try client.typing("room", true, token: tokens.bo).status == 204)
+            #expect(try client.typingFeed("room", token: tokens.ana).typing == ["bo"])
+            #expect(try client.call(.delete, "/v1/conversations/room/members/bo", token: tokens.ana).status == 200)
+            #expect(try client.typingFeed("room", token: tokens.ana).typing == [])
+            // Removed, bo may not type there any more.
+            expectError(try client.typing("room", true, token: tokens.bo), 404, "conversation_not_found")
+        }
+    }
+
+    @Test
     func openModeHasNoOneToShow() throws {
         try withOpenServer({ _ in }) { server in
             let client = try server.connect()
