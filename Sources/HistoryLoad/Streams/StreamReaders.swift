@@ -61,7 +61,7 @@ final class StreamReaders: @unchecked Sendable {
         for index in 0..<plan.streams {
             let conversation = index % plan.conversations
             let target = "/v1/conversations/\(StreamsRun.conversationID(conversation))/events?since=\(versions[conversation])"
-            guard let descriptor = connectAndAsk(target) else { continue }
+            guard let descriptor = connectAndAsk(target, index: index) else { continue }
             streams[descriptor] = Stream()
             try? Epoll.control(epoll, .add, fd: descriptor, events: Epoll.readable, token: UInt64(descriptor))
             if progress && (index + 1) % 1000 == 0 { print("streams: \(index + 1) opened") }
@@ -172,8 +172,13 @@ final class StreamReaders: @unchecked Sendable {
 
     // MARK: - Connecting
 
-    /// A blocking connect (loopback answers at once), the request, then non-blocking.
-    private func connectAndAsk(_ target: String) -> Int32? {
+    /// A blocking connect (loopback answers at once), the request, then
+    /// non-blocking. Over IPv4 each stream comes from its own loopback
+    /// address (127.21.x.y: all of 127/8 reaches the loopback interface on
+    /// Linux), so the server's per-client allowances (parked polls,
+    /// connections per peer) count each stream as the app user it stands
+    /// for, not all of them as one client.
+    private func connectAndAsk(_ target: String, index: Int) -> Int32? {
         let host = plan.endpoint.host == "localhost" ? "127.0.0.1" : plan.endpoint.host
         let isIPv6 = host.contains(":")
         let descriptor = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -188,6 +193,12 @@ final class StreamReaders: @unchecked Sendable {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
             }
         } else {
+            var source = sockaddr_in()
+            source.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, "127.21.\(index / 250 % 256).\(index % 250 + 1)", &source.sin_addr)
+            _ = withUnsafePointer(to: &source) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = in_port_t(UInt16(plan.endpoint.port).bigEndian)
