@@ -69,6 +69,7 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         MemberRoutes(environment: environment).register(in: &router)
         InboxRoutes(environment: environment).register(in: &router)
         ReadMarkerRoutes(environment: environment).register(in: &router)
+        TypingRoutes(environment: environment).register(in: &router)
         self.router = router
         self.access = access
         self.clients = clients

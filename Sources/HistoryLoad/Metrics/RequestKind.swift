@@ -33,6 +33,8 @@ enum RequestKind: Int, CaseIterable, Sendable {
     case inboxDelivery
     /// `revalidate`: a newest page re-read with the `ETag` held (200 or 304).
     case revalidatedPage
+    /// `PUT .../typing`.
+    case typing
 
     var name: String {
         switch self {
@@ -58,6 +60,7 @@ enum RequestKind: Int, CaseIterable, Sendable {
         case .inboxEvents: "inbox events (long-poll)"
         case .inboxDelivery: "post-to-inbox-feed"
         case .revalidatedPage: "page newest, revalidated"
+        case .typing: "typing"
         }
     }
 

@@ -24,6 +24,9 @@ enum Scenario: String, ExpressibleByArgument, CaseIterable, Sendable {
     /// its `ETag` (`If-None-Match`): the 304 share, pages/s and p99 of
     /// revalidation; with `--writers`, posters change some meanwhile.
     case revalidate
+    /// Deep readers alone, then beside `--writers` typers (default 1,000):
+    /// the page rate with and without typing (`TypingComparison`).
+    case typing
     /// Users split over the scenarios by `--mix` weights.
     case mix
     /// `--path` of any HTTP server, status checked only (the tool's ceiling; compare with wrk).
@@ -33,7 +36,7 @@ enum Scenario: String, ExpressibleByArgument, CaseIterable, Sendable {
     case streams
 
     /// The scenarios a `--mix` may name.
-    static var mixable: [Scenario] { allCases.filter { $0 != .mix && $0 != .get && $0 != .streams } }
+    static var mixable: [Scenario] { allCases.filter { $0 != .mix && $0 != .get && $0 != .typing && $0 != .streams } }
 }
 
 /// `--mix scrollback=5,deep=3,post=1`: how `mix` splits its users.
