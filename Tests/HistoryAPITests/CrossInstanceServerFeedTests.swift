@@ -12,9 +12,10 @@ import Testing
 @Suite("The backend feed is exact across two instances", .postgresCluster)
 struct CrossInstanceServerFeedTests {
     @Test(.timeLimit(.minutes(3)))
-    func concurrentPostsOnBothInstancesAreReadOnceInOrder() async throws {
-        let failures = try await onOwnThread { () throws -> [String] in
-            try withTwoInstances { a, b in
+    func concurrentPostsOnBothInstancesAreReadOnceInOrder() throws {
+        // Synchronous: `withTwoInstances` finds the suite's cluster in the
+        // test's task; the posters are threads of their own.
+        let failures = try withTwoInstances { a, b in
                 var failures: [String] = []
                 let setup = try HTTPClientConnection(host: "127.0.0.1", port: a.port, timeout: .seconds(60))
                 defer { setup.close() }
@@ -86,15 +87,13 @@ struct CrossInstanceServerFeedTests {
                 let throughB = try readers[1].wholeServerFeed(since: start, limit: 1000).map(\.activity)
                 if throughA != activities || throughB != activities { failures.append("the instances' logs differ") }
                 return failures
-            }
         }
         #expect(failures.isEmpty, "\(failures)")
     }
 
     @Test(.timeLimit(.minutes(2)))
-    func aPollParkedOnOneInstanceIsWokenByACommitThroughTheOther() async throws {
-        let outcome = try await onOwnThread { () throws -> (status: Int, types: [String], id: Int64?, posted: Int64) in
-            try withTwoInstances { a, b in
+    func aPollParkedOnOneInstanceIsWokenByACommitThroughTheOther() throws {
+        let outcome = try withTwoInstances { a, b -> (status: Int, types: [String], id: Int64?, posted: Int64) in
                 let throughB = try HTTPClientConnection(host: "127.0.0.1", port: b.port, timeout: .seconds(60))
                 defer { throughB.close() }
                 _ = try throughB.call(.post, "/v1/conversations", json: #"{"id":"general"}"#)
@@ -107,7 +106,6 @@ struct CrossInstanceServerFeedTests {
                 let answer = try poll.receive()
                 let feed = try answer.decode(ServerFeedBody.self)
                 return (answer.status, feed.events.map(\.type), feed.events.first?.message?.id, posted)
-            }
         }
         #expect(outcome.status == 200 && outcome.types == ["created"] && outcome.id == outcome.posted)
     }
