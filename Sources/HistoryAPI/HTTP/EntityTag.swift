@@ -53,6 +53,7 @@ struct EntityTag: Hashable, Sendable {
         case .after(let id): hasher.combine(2); hasher.combine(id)
         case .between(let after, let before): hasher.combine(3); hasher.combine(after); hasher.combine(before)
         case .around(let id): hasher.combine(4); hasher.combine(id)
+        case .aroundTime(let time): hasher.combine(5); hasher.combine(time.millisecondsSinceEpoch)
         }
         hasher.combine(Int64(query.limit))
         hasher.combine(Int64(query.window ?? -1))
