@@ -58,6 +58,36 @@ struct ConditionalRequestTests {
         })
     }
 
+    @Test func oneMessageAndAJumpByTimeCarryETagsThatFollowTheirChanges() throws {
+        try withRunningServer(client: { client in
+            let ids = try seed(client, count: 5)
+            let one = "/v1/conversations/c/messages/\(ids[2])"
+            let first = try get(client, one)
+            let tag = try #require(first.headers["ETag"])
+            #expect(try get(client, one, [("If-None-Match", tag)]).status == 304)
+            // Another message of the same conversation has its own tag.
+            #expect(try get(client, "/v1/conversations/c/messages/\(ids[3])").headers["ETag"] != tag)
+            // An append elsewhere leaves the message's bytes, and its tag, as they were.
+            _ = try client.appendMessage("c", body: "later")
+            #expect(try get(client, one, [("If-None-Match", tag)]).status == 304)
+            #expect(try client.patch(one, #"{"body":"edited"}"#).status == 200)
+            let edited = try get(client, one, [("If-None-Match", tag)])
+            #expect(edited.status == 200 && edited.bodyText.contains("edited"))
+            let editedTag = try #require(edited.headers["ETag"])
+            #expect(editedTag != tag)
+            #expect(try client.delete(one).status == 200)
+            let tombstone = try get(client, one, [("If-None-Match", editedTag)])
+            #expect(tombstone.status == 200 && tombstone.headers["ETag"] != editedTag)
+
+            let jump = "/v1/conversations/c/messages?around_time=1970-01-01T00:00:00Z&limit=3"
+            let jumped = try get(client, jump)
+            let jumpTag = try #require(jumped.headers["ETag"])
+            #expect(try get(client, jump, [("If-None-Match", jumpTag)]).status == 304)
+            // The same anchor asked by id is another query, so another tag.
+            #expect(try get(client, "/v1/conversations/c/messages?around=\(ids[0])&limit=3").headers["ETag"] != jumpTag)
+        })
+    }
+
     @Test func anEditOrADeleteInsideAPageChangesItsETag() throws {
         try withRunningServer(client: { client in
             let ids = try seed(client, count: 40)
