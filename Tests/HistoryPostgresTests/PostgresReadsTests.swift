@@ -269,7 +269,7 @@ extension PostgresTests {
                     #expect(plan.contains("Index Scan"), "\(name): \(plan)")
                     #expect(!plan.contains("Seq Scan") && !plan.contains("Sort") && !plan.contains("Bitmap"), "\(name): \(plan)")
                 }
-                let changes = try fixture.plan(PostgresReads.SQL.changes, ["'c0'", "'user-1'", "100", "1", "\(Int64.max)", "101"])
+                let changes = try fixture.plan(PostgresReads.SQL.changes, ["'c0'", "'user-1'", "100", "1", "\(Int64.max)", "101", "1001"])
                 #expect(changes.contains("messages_by_version") && !changes.contains("Sort") && !changes.contains("Seq Scan"),
                         "\(changes)")
             }
