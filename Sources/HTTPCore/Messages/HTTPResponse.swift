@@ -11,12 +11,18 @@ public struct HTTPResponse: Sendable {
     /// socket does (behind a trusted proxy, the address the proxy forwarded
     /// for), for the access log; never sent. nil: the peer's address.
     public var client: String?
+    /// A body written over time instead of `body` (Server-Sent Events): the
+    /// head goes without `Content-Length`, and the connection closes when
+    /// the stream finishes (`HTTPResponseStream`).
+    public var stream: HTTPResponseStream?
 
-    public init(status: HTTPStatus, headers: HTTPHeaders = [:], body: [UInt8] = [], route: String? = nil) {
+    public init(status: HTTPStatus, headers: HTTPHeaders = [:], body: [UInt8] = [], route: String? = nil,
+                stream: HTTPResponseStream? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
         self.route = route
+        self.stream = stream
     }
 
     /// A JSON response; `body` must already be UTF-8 JSON.

@@ -13,6 +13,10 @@
 /// the responder; pipelined ones wait in the parser's buffer) → `idle` again,
 /// or `closing` (flushing the last answer) → `lingering` (output shut down,
 /// input drained so the peer is not reset before it reads the answer) → `closed`.
+/// A streamed answer (`HTTPResponseStream`) goes `handling` → `streaming`
+/// (its body written over time, input only drained to see the peer leave)
+/// → `closing` when the stream finishes: a stream never keeps the
+/// connection alive after it.
 struct ConnectionStateMachine: Sendable {
     /// Method and target of a request, for the log line of its answer.
     struct RequestLine: Hashable, Sendable {
@@ -45,6 +49,8 @@ struct ConnectionStateMachine: Sendable {
         case readingHead
         case readingBody(RequestLine)
         case handling(HandledRequest)
+        /// The answer's head is out and its body is written over time.
+        case streaming(HandledRequest)
         case closing
         case lingering
         case closed
@@ -228,14 +234,25 @@ struct ConnectionStateMachine: Sendable {
     }
 
     /// Whether bytes read are parsed; a lingering connection only drains them.
-    var parsesInput: Bool { phase != .lingering }
+    var parsesInput: Bool {
+        switch phase {
+        case .lingering, .streaming: false
+        default: true
+        }
+    }
+
+    /// Whether a streamed answer's body is being written.
+    var isStreaming: Bool {
+        if case .streaming = phase { true } else { false }
+    }
 
     /// Whether the socket should be read now (the read source resumed).
     func shouldRead(bufferedInput: Int) -> Bool {
         switch phase {
         case .closed, .closing:
             return false
-        case .lingering:
+        case .lingering, .streaming:
+            // Only drained: a streaming peer's end of input means it left.
             return !inputClosed
         case .handling:
             return !inputClosed && pendingOutputBytes < outputBudget && bufferedInput < inputHighWater
@@ -265,13 +282,23 @@ struct ConnectionStateMachine: Sendable {
     /// further requests are waiting in the parser; a peer that half-closed
     /// after pipelining them is still answered for each (RFC 9112 §9.3.2:
     /// its input ended, its requests did not vanish).
-    mutating func answerReady(for number: Int, now: UInt64, bufferedInput: Bool = false) -> AnswerAction {
+    /// `streaming`: the answer's body follows over time (`streamEnded`
+    /// ends it); it always closes the connection after it, and a HEAD
+    /// request's stream closes at once after the head.
+    mutating func answerReady(for number: Int, now: UInt64, bufferedInput: Bool = false,
+                              streaming: Bool = false) -> AnswerAction {
         precondition(number <= requestsReceived, "answer for request \(number), only \(requestsReceived) received")
         guard case .handling(let request) = phase, request.number == number else {
             // The connection closed under the handler, or it answered twice.
             return .drop
         }
-        let close = !keepAlive || isShuttingDown || (inputClosed && !bufferedInput)
+        if streaming && !request.isHead {
+            keepAlive = false
+            phase = .streaming(request)
+            phaseStart = now
+            return .write(request: request, closeAfter: true)
+        }
+        let close = streaming || !keepAlive || isShuttingDown || (inputClosed && !bufferedInput)
         if close {
             phase = .closing
         } else {
@@ -328,6 +355,19 @@ struct ConnectionStateMachine: Sendable {
             unwrittenOutput.removeFirst(done)
         }
         guard pendingOutputBytes == 0, phase == .closing else { return .none }
+        return closeOrLinger(now: now)
+    }
+
+    /// A streamed answer's body is complete: close once it is written.
+    mutating func streamEnded(now: UInt64) -> WriteAction {
+        guard case .streaming = phase else { return .none }
+        phase = .closing
+        guard pendingOutputBytes == 0 else { return .none }
+        return closeOrLinger(now: now)
+    }
+
+    /// Everything of a closing connection is written.
+    private mutating func closeOrLinger(now: UInt64) -> WriteAction {
         if inputClosed {
             phase = .closed
             return .close
@@ -356,7 +396,9 @@ struct ConnectionStateMachine: Sendable {
             return .notifyPeerGone
         case .closing, .closed:
             return .none
-        case .lingering:
+        case .lingering, .streaming:
+            // A streaming peer that ends its input has left: nothing it
+            // would read is worth writing.
             phase = .closed
             return .close
         }
@@ -377,7 +419,7 @@ struct ConnectionStateMachine: Sendable {
             return .close
         case .readingHead, .readingBody:
             return .fail(fail(.truncatedRequest, now: now))
-        case .handling, .closing, .lingering, .closed:
+        case .handling, .streaming, .closing, .lingering, .closed:
             return .none
         }
     }
@@ -396,7 +438,7 @@ struct ConnectionStateMachine: Sendable {
             // Half-closed peers still get their answer, but a handler that
             // never answers a peer that left must not hold the socket forever.
             result = phaseStart + timeouts.idle
-        case .handling, .closing, .closed: result = nil
+        case .handling, .streaming, .closing, .closed: result = nil
         }
         if let writeDeadline, phase != .closed {
             result = min(result ?? writeDeadline, writeDeadline)
@@ -424,7 +466,7 @@ struct ConnectionStateMachine: Sendable {
         case .handling where inputClosed:
             phase = .closed
             return .close
-        case .handling, .closing, .closed:
+        case .handling, .streaming, .closing, .closed:
             return .none
         }
     }

@@ -42,6 +42,11 @@ final class HTTPConnection: @unchecked Sendable {
     private var bytesQueued = 0
     private var bytesWritten = 0
     private var exchanges: [PendingExchange] = []
+    /// The streamed answer being written (`HTTPResponseStream`), if any.
+    private var stream: HTTPResponseStream?
+    /// A stream's `drained` handlers, each with where its bytes end (in
+    /// bytes queued since the connection opened).
+    private var streamDrains: [(end: Int, handler: @Sendable (Bool) -> Void)] = []
 
     private let loop: EventLoop
     /// The loop's name for this connection, once attached.
@@ -212,16 +217,73 @@ final class HTTPConnection: @unchecked Sendable {
     /// Queues the answer to request `number`, unless the connection closed under it.
     private func answer(_ number: Int, _ response: HTTPResponse, now: UInt64) {
         guard !isClosed else { return }
-        switch machine.answerReady(for: number, now: now, bufferedInput: parser.bufferedByteCount > 0) {
+        let streamed = response.stream
+        switch machine.answerReady(for: number, now: now, bufferedInput: parser.bufferedByteCount > 0,
+                                   streaming: streamed != nil) {
         case .drop:
+            streamed?.attach(nil)
             return
         case .write(let request, let closeAfter):
-            closeWatch.requestAnswered()
+            // A stream's handler still needs to hear that the peer left.
+            if streamed == nil { closeWatch.requestAnswered() }
             let header: ResponseSerializer.ConnectionHeader =
                 closeAfter ? .close : (request.version == .http1_0 ? .keepAlive : .none)
             enqueue(response, omitBody: request.isHead, connection: header,
                     method: request.line.method, target: request.line.target, started: request.started, now: now)
+            if let streamed {
+                if machine.isStreaming {
+                    stream = streamed
+                    streamed.attach(self)
+                } else {
+                    streamed.attach(nil)  // HEAD: the head only
+                }
+            }
         }
+    }
+
+    // MARK: - Streamed answers
+
+    /// A piece of the streamed answer, on the queue (`HTTPResponseStream.write`).
+    func streamWrite(_ bytes: [UInt8], drained: (@Sendable (Bool) -> Void)?) {
+        guard !isClosed, machine.isStreaming else {
+            drained?(false)
+            return
+        }
+        let now = Self.now()
+        dropWrittenOutput()
+        output.append(contentsOf: bytes)
+        bytesQueued += bytes.count
+        machine.outputQueued(bytes.count, now: now)
+        if let drained { streamDrains.append((end: bytesQueued, handler: drained)) }
+        flush(now: now)
+        updateInterest()
+    }
+
+    /// The streamed answer is complete, on the queue: close once it is written.
+    func streamFinish() {
+        guard !isClosed, machine.isStreaming else { return }
+        let now = Self.now()
+        closeWatch.requestAnswered()
+        execute(machine.streamEnded(now: now), now: now)
+        flush(now: now)
+        updateInterest()
+    }
+
+    /// Runs the `drained` handlers whose bytes have all reached the socket
+    /// (all of them with `false` once the connection is closed).
+    private func reportStreamDrains() {
+        guard !streamDrains.isEmpty else { return }
+        let ready: [(end: Int, handler: @Sendable (Bool) -> Void)]
+        if isClosed {
+            ready = streamDrains
+            streamDrains = []
+        } else {
+            let count = streamDrains.prefix { $0.end <= bytesWritten }.count
+            guard count > 0 else { return }
+            ready = Array(streamDrains.prefix(count))
+            streamDrains.removeFirst(count)
+        }
+        for drain in ready { drain.handler(!isClosed) }
     }
 
     private func enqueue(_ response: HTTPResponse, omitBody: Bool, connection: ResponseSerializer.ConnectionHeader,
@@ -291,6 +353,8 @@ final class HTTPConnection: @unchecked Sendable {
         guard !isClosed else { return }
         wantsWrite = outputOffset < output.count
         applyInterest()
+        // Last: a handler may write the next piece, which flushes again.
+        reportStreamDrains()
     }
 
     private func reportExchanges(now: UInt64) {
@@ -446,6 +510,9 @@ final class HTTPConnection: @unchecked Sendable {
         isClosed = true
         machine.closed()
         for handler in closeWatch.takeHandlers(closing: true) { handler() }
+        stream?.connectionClosed()
+        stream = nil
+        reportStreamDrains()
         timer?.cancel()
         timer = nil
         if let token {

@@ -18,6 +18,8 @@ enum ResponseSerializer {
     /// - Parameters:
     ///   - omitBody: a response to HEAD: `Content-Length` still gives the
     ///     body's length (what GET would send), but no body follows.
+    ///     A streamed response (`HTTPResponse.stream`) has no
+    ///     `Content-Length` and must be sent with `connection: .close`.
     static func append(_ response: HTTPResponse, omitBody: Bool, connection: ConnectionHeader,
                        to output: inout [UInt8]) {
         let code = response.status.code
@@ -40,7 +42,8 @@ enum ResponseSerializer {
         // RFC 9110 §8.6: never a Content-Length on 1xx or 204; on 304 it would
         // have to describe the unsent representation, so it is left out.
         let hasNoContent = code < 200 || code == 204 || code == 304
-        if !hasNoContent {
+        // A stream's length is unknown: its body ends with the connection.
+        if !hasNoContent && response.stream == nil {
             output.append(contentsOf: Literal.contentLength)
             appendDecimal(response.body.count, to: &output)
             output.append(contentsOf: Literal.crlf)

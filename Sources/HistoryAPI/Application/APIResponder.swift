@@ -49,7 +49,8 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
     /// has reader connections (`StoreConfiguration.readerCount`).
     public init(store: any HistoryStore, metrics: Metrics, logger: Logger, accessLog: AccessLog?,
                 access: AccessMode = .open, browser: BrowserSafety = .permissive, limits: ClientLimits = ClientLimits(),
-                clients: ClientAddressing = .direct, readThreads: Int = 4, webViewer: WebViewer? = nil) {
+                clients: ClientAddressing = .direct, readThreads: Int = 4, webViewer: WebViewer? = nil,
+                feeds: FeedSettings = FeedSettings()) {
         let longPolls = LongPollRegistry(maximumPerClient: limits.maximumParkedPollsPerClient)
         let readPool = ReadPool(threads: readThreads)
         // Removals through other instances reach their parked polls here.
@@ -58,7 +59,7 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
             longPolls.recheckMemberships(of: users, on: readPool)
         }
         let environment = RouteEnvironment(store: store, logger: logger, metrics: metrics, longPolls: longPolls,
-                                           limits: limits, readPool: readPool)
+                                           limits: limits, feeds: feeds, readPool: readPool)
         var router = Router(readPool: readPool)
         HealthRoutes(environment: environment).register(in: &router)
         ConversationRoutes(environment: environment).register(in: &router)
@@ -218,7 +219,8 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
     }
 
     /// Answers every parked long-poll now, and every later one at once
-    /// without parking: the first step of a graceful shutdown.
+    /// without parking, and ends every stream: the first step of a
+    /// graceful shutdown.
     public func drainLongPolls() {
         longPolls.drain()
     }

@@ -68,7 +68,8 @@ public final class HistoryApplication: Sendable {
                                         trustedProxies: configuration.trustedProxies,
                                         refusesForwardedRequests: access.isOpen && !configuration.insecureNoAuth),
                                      readThreads: readerCount,
-                                     webViewer: configuration.webViewer ? WebViewer() : nil)
+                                     webViewer: configuration.webViewer ? WebViewer() : nil,
+                                     feeds: configuration.feedSettings)
         let httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                         maximumConnections: configuration.maximumConnections,
                                                         maximumConnectionsPerPeer: configuration.maximumConnectionsPerClient,

@@ -64,6 +64,23 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// Whether `/` serves the web viewer (`WebViewer`); off, `/` is 404.
     public var webViewer = true
 
+    // MARK: Live feeds
+
+    /// A stream ends by itself after this long (`--max-stream-seconds`).
+    public var maximumStreamDuration: Duration = .seconds(FeedSettings.defaultMaximumStreamSeconds)
+    /// More changes than this after `since`: a feed answers `reset` (`--feed-reset-after`).
+    public var feedResetAfter = FeedSettings.defaultResetAfter
+
+    /// A comment line on a stream after this much silence; no flag (the
+    /// contract says 20 s), tests shorten it.
+    public var streamHeartbeatInterval: Duration = .seconds(20)
+
+    /// The live feeds' settings, as the API layer takes them.
+    public var feedSettings: FeedSettings {
+        FeedSettings(maximumStreamDuration: maximumStreamDuration, heartbeatInterval: streamHeartbeatInterval,
+                     resetAfter: feedResetAfter)
+    }
+
     /// What `--read-connections` accepts.
     public static let readConnectionsRange = 1...256
 

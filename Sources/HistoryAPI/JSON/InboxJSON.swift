@@ -66,22 +66,15 @@ extension JSONWriter {
         var lastActivity = feed.activity
         for event in feed.events {
             let kept = elements.appendUnlessFull(to: &buffer, atMost: inboxEventBound(event)) { cursor in
-                switch event {
-                case .updated(let row):
-                    writeInboxRow(row, asEvent: true, to: &cursor)
-                case .removed(let conversation, let activity):
-                    cursor.write(#"{"type":"removed","conversation_id":"#)
-                    cursor.writeString(conversation.rawValue)
-                    cursor.write(#","activity":"#)
-                    cursor.writeInteger(activity)
-                    cursor.write(UInt8(ascii: "}"))
-                }
+                writeInboxEvent(event, to: &cursor)
             }
             if !kept { break }
             lastActivity = event.activity
         }
         buffer.write(atMost: feedTailBound) { cursor in
-            cursor.write(#"],"has_more":"#)
+            cursor.write(#"],"#)
+            if feed.reset { cursor.write(#""reset":true,"#) }
+            cursor.write(#""has_more":"#)
             cursor.writeBool(feed.hasMore || elements.stoppedAtBack)
             cursor.write(#","activity":"#)
             cursor.writeInteger(elements.stoppedAtBack ? lastActivity : feed.activity)
@@ -101,6 +94,26 @@ extension JSONWriter {
 
     static func inboxRowBound(_ row: InboxRow) -> Int {
         inboxRowFixedBound + conversationBound(row.conversation) + (row.lastMessage.map(messageBound) ?? 4)
+    }
+
+    /// One element of a user feed's `events`: a stream's `data`.
+    public static func inboxEvent(_ event: InboxEvent) -> [UInt8] {
+        var buffer = JSONBuffer(capacity: inboxEventBound(event))
+        buffer.write(atMost: inboxEventBound(event)) { writeInboxEvent(event, to: &$0) }
+        return buffer.finish()
+    }
+
+    static func writeInboxEvent(_ event: InboxEvent, to cursor: inout ByteCursor) {
+        switch event {
+        case .updated(let row):
+            writeInboxRow(row, asEvent: true, to: &cursor)
+        case .removed(let conversation, let activity):
+            cursor.write(#"{"type":"removed","conversation_id":"#)
+            cursor.writeString(conversation.rawValue)
+            cursor.write(#","activity":"#)
+            cursor.writeInteger(activity)
+            cursor.write(UInt8(ascii: "}"))
+        }
     }
 
     static func inboxEventBound(_ event: InboxEvent) -> Int {

@@ -139,31 +139,46 @@ public enum JSONWriter {
         var elements = BudgetedElements(arrayStart: buffer.byteCount, limit: budget - feedTailBound)
         var lastVersion = feed.version
         for event in feed.events {
-            // Keys, punctuation and type 42, the version 20.
-            let kept = elements.appendUnlessFull(to: &buffer, atMost: 96 + messageBound(event.message)) { cursor in
-                cursor.write(#"{"version":"#)
-                cursor.writeInteger(event.version)
-                cursor.write(#","type":""#)
-                switch event.kind {
-                case .created: cursor.write("created")
-                case .edited: cursor.write("edited")
-                case .deleted: cursor.write("deleted")
-                }
-                cursor.write(#"","message":"#)
-                writeMessage(event.message, to: &cursor)
-                cursor.write(UInt8(ascii: "}"))
+            let kept = elements.appendUnlessFull(to: &buffer, atMost: changeEventBound(event)) { cursor in
+                writeChangeEvent(event, to: &cursor)
             }
             if !kept { break }
             lastVersion = event.version
         }
         buffer.write(atMost: feedTailBound) { cursor in
-            cursor.write(#"],"has_more":"#)
+            cursor.write(#"],"#)
+            if feed.reset { cursor.write(#""reset":true,"#) }
+            cursor.write(#""has_more":"#)
             cursor.writeBool(feed.hasMore || elements.stoppedAtBack)
             cursor.write(#","version":"#)
             cursor.writeInteger(elements.stoppedAtBack ? lastVersion : feed.version)
             cursor.write(UInt8(ascii: "}"))
         }
         return buffer.finish()
+    }
+
+    /// One element of a change feed's `events`: a stream's `data`.
+    public static func changeEvent(_ event: ChangeEvent) -> [UInt8] {
+        var buffer = JSONBuffer(capacity: changeEventBound(event))
+        buffer.write(atMost: changeEventBound(event)) { writeChangeEvent(event, to: &$0) }
+        return buffer.finish()
+    }
+
+    /// Keys, punctuation and type 42, the version 20.
+    static func changeEventBound(_ event: ChangeEvent) -> Int { 96 + messageBound(event.message) }
+
+    static func writeChangeEvent(_ event: ChangeEvent, to cursor: inout ByteCursor) {
+        cursor.write(#"{"version":"#)
+        cursor.writeInteger(event.version)
+        cursor.write(#","type":""#)
+        switch event.kind {
+        case .created: cursor.write("created")
+        case .edited: cursor.write("edited")
+        case .deleted: cursor.write("deleted")
+        }
+        cursor.write(#"","message":"#)
+        writeMessage(event.message, to: &cursor)
+        cursor.write(UInt8(ascii: "}"))
     }
 
     /// The most a feed writes after its events.

@@ -2,7 +2,8 @@ import HTTPCore
 import HistoryStore
 
 /// `GET /v1/conversations/{cid}/events?since=V&wait=S&limit=L&min_id=A&max_id=B`:
-/// the compacted change feed, long-polled when `wait` is given.
+/// the compacted change feed, long-polled when `wait` is given, streamed
+/// (`EventStream`) when the request accepts `text/event-stream`.
 struct EventRoutes {
     /// `wait` is 0...60 seconds (docs/API.md, "Events").
     static let maximumWait: Duration = .seconds(60)
@@ -17,16 +18,23 @@ struct EventRoutes {
         let conversation = try environment.conversationID(request)
         let caller = try environment.caller(request)
         let access = try environment.access(request, .readEvents)
-        let (query, wait) = try Self.eventsQuery(request.query)
+        var (query, wait) = try Self.eventsQuery(request.query)
+        query.resetAfter = environment.feeds.resetAfter
+        let streaming = StreamRequest.wantsStream(request.http)
+        if streaming, let cursor = try StreamRequest.lastEventID(request.http) { query.since = cursor }
         let feed = try environment.read(request) { () throws(StoreError) in
             try environment.store.changes(in: conversation, query, access: access)
         }
-        guard feed.events.isEmpty && !feed.hasMore && wait > .zero else {
+        let source = ConversationFeedSource(store: environment.store, conversation: conversation, query: query,
+                                            caller: caller, access: access)
+        if streaming {
+            EventStream(request: request, caller: caller, feed: source, environment: environment).start(first: feed)
+            return
+        }
+        guard feed.events.isEmpty && !feed.hasMore && !feed.reset && wait > .zero else {
             request.respond(.ok, json: JSONWriter.changeFeed(feed, budget: environment.limits.maximumResponseBytes))
             return
         }
-        let source = ConversationFeedSource(store: environment.store, conversation: conversation, query: query,
-                                            caller: caller, access: access)
         let poll = LongPoll(request: request, caller: caller, feed: source, deadline: .now + wait,
                             environment: environment)
         poll.start(after: feed.version)

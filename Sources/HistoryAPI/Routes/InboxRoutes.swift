@@ -46,13 +46,20 @@ struct InboxRoutes {
     private func events(_ request: APIRequest) throws(APIError) {
         let user = try environment.pathUser(request, at: 0)
         let grant = try environment.authorize(request, .readInbox(owner: user))
-        let (query, wait) = try Self.eventsQuery(request.query)
+        var (query, wait) = try Self.eventsQuery(request.query)
+        query.resetAfter = environment.feeds.resetAfter
+        let streaming = StreamRequest.wantsStream(request.http)
+        if streaming, let cursor = try StreamRequest.lastEventID(request.http) { query.since = cursor }
         let feed = try read(request) { () throws(StoreError) in try environment.store.inboxChanges(of: user, query) }
-        guard feed.events.isEmpty && !feed.hasMore && wait > .zero else {
+        let source = InboxFeedSource(store: environment.store, user: user, query: query)
+        if streaming {
+            EventStream(request: request, caller: grant.caller, feed: source, environment: environment).start(first: feed)
+            return
+        }
+        guard feed.events.isEmpty && !feed.hasMore && !feed.reset && wait > .zero else {
             request.respond(.ok, json: JSONWriter.inboxFeed(feed, budget: environment.limits.maximumResponseBytes))
             return
         }
-        let source = InboxFeedSource(store: environment.store, user: user, query: query)
         let poll = LongPoll(request: request, caller: grant.caller, feed: source, deadline: .now + wait,
                             environment: environment)
         poll.start(after: feed.activity)

@@ -1,7 +1,9 @@
 import HistoryStore
 
-/// What a `LongPoll` reads and waits on: a conversation's change feed
-/// (`ConversationFeedSource`) or a user's inbox feed (`InboxFeedSource`).
+/// What a `LongPoll` or an `EventStream` reads and waits on: a
+/// conversation's change feed (`ConversationFeedSource`) or a user's inbox
+/// feed (`InboxFeedSource`). A type that conforms can be long-polled and
+/// streamed alike.
 ///
 /// Both are read after a position (a conversation's version, the server's
 /// activity) and answer a snapshot that either tells the client something
@@ -12,11 +14,22 @@ protocol PolledFeed: Sendable {
     /// The feed after `position`.
     func read(after position: Int64) throws(StoreError) -> Snapshot
 
-    /// True when `snapshot` is worth answering: events, or more to fetch.
+    /// True when `snapshot` is worth answering: events, more to fetch, or a reset.
     func hasNews(_ snapshot: Snapshot) -> Bool
 
-    /// Where the next read starts after a `snapshot` without news.
+    /// True when more changes than `snapshot` holds are waiting (`has_more`):
+    /// a stream reads again at once instead of parking.
+    func hasMore(_ snapshot: Snapshot) -> Bool
+
+    /// Where the next read starts after `snapshot`: its `version` or
+    /// `activity` (the last event's when `hasMore`, else the current one).
     func position(of snapshot: Snapshot) -> Int64
+
+    /// `snapshot` as a stream's events, in cursor order: each event with
+    /// its cursor as `id`, its `type`, and the object the long-poll's
+    /// `events` array holds as `data`; a reset is one `reset` event whose
+    /// `data` is the whole reset answer and whose `id` is its position.
+    func streamEvents(_ snapshot: Snapshot) -> [ServerSentEvent]
 
     /// The answer when the store can no longer read: nothing after
     /// `position`, which is always a valid next `since`.
@@ -52,9 +65,18 @@ struct ConversationFeedSource: PolledFeed {
         return try store.changes(in: conversation, query, access: access)
     }
 
-    func hasNews(_ feed: ChangeFeed) -> Bool { !feed.events.isEmpty || feed.hasMore }
+    func hasNews(_ feed: ChangeFeed) -> Bool { !feed.events.isEmpty || feed.hasMore || feed.reset }
+
+    func hasMore(_ feed: ChangeFeed) -> Bool { feed.hasMore }
 
     func position(of feed: ChangeFeed) -> Int64 { feed.version }
+
+    func streamEvents(_ feed: ChangeFeed) -> [ServerSentEvent] {
+        if feed.reset { return [ServerSentEvent(id: feed.version, type: "reset", data: JSONWriter.changeFeed(feed))] }
+        return feed.events.map { event in
+            ServerSentEvent(id: event.version, type: event.kind.rawValue, data: JSONWriter.changeEvent(event))
+        }
+    }
 
     func nothing(after position: Int64) -> ChangeFeed { ChangeFeed(events: [], hasMore: false, version: position) }
 
@@ -92,9 +114,22 @@ struct InboxFeedSource: PolledFeed {
         return try store.inboxChanges(of: user, query)
     }
 
-    func hasNews(_ feed: InboxChangeFeed) -> Bool { !feed.events.isEmpty || feed.hasMore }
+    func hasNews(_ feed: InboxChangeFeed) -> Bool { !feed.events.isEmpty || feed.hasMore || feed.reset }
+
+    func hasMore(_ feed: InboxChangeFeed) -> Bool { feed.hasMore }
 
     func position(of feed: InboxChangeFeed) -> Int64 { feed.activity }
+
+    func streamEvents(_ feed: InboxChangeFeed) -> [ServerSentEvent] {
+        if feed.reset { return [ServerSentEvent(id: feed.activity, type: "reset", data: JSONWriter.inboxFeed(feed))] }
+        return feed.events.map { event in
+            let type = switch event {
+            case .updated: "updated"
+            case .removed: "removed"
+            }
+            return ServerSentEvent(id: event.activity, type: type, data: JSONWriter.inboxEvent(event))
+        }
+    }
 
     func nothing(after position: Int64) -> InboxChangeFeed { InboxChangeFeed(events: [], hasMore: false, activity: position) }
 

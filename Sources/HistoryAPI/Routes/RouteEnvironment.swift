@@ -9,6 +9,8 @@ struct RouteEnvironment: Sendable {
     let metrics: Metrics
     let longPolls: LongPollRegistry
     let limits: ClientLimits
+    /// Streams' length and heartbeat, and the feeds' reset threshold.
+    let feeds: FeedSettings
     /// Where work that may wait on the store runs, off the event loops.
     let readPool: ReadPool
 

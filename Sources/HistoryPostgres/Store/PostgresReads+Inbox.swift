@@ -201,7 +201,8 @@ extension PostgresReads {
             let current = try currentActivity()
             guard query.since <= current else { throw .versionAhead(requested: query.since, current: current) }
             let changed = try changedConversations(of: user, since: query.since, current: current)
-            return try InboxFeedPage.make(changed, limit: query.limit, current: current) { seqs throws(StoreError) in
+            return try InboxFeedPage.make(changed, limit: query.limit, current: current,
+                                         resetAfter: query.resetAfter) { seqs throws(StoreError) in
                 try inboxRows(of: user, seqs: seqs)
             }
         }

@@ -131,9 +131,21 @@ package struct PostgresReads: SnapshotReads {
         /// `messages_by_version`: the id bounds only filter that ordered
         /// range scan, they must not pick the primary key (which would need
         /// a sort by version of every message in the id range).
+        /// `$7`: count at most this many changes in the range (the reset
+        /// threshold plus one; 0 counts nothing): one lateral over `c`'s
+        /// single row, so it runs once, in the statement's snapshot. Each
+        /// change took its own version, so when the version moved less
+        /// than `$7` since, nothing is counted: fewer changes than that.
         package static let changes = """
             \(conversationCTE)
-            SELECT \(conversationColumns), \(PostgresRows.messageColumns("m")), m.created_version FROM c
+            SELECT \(conversationColumns), \(PostgresRows.messageColumns("m")), m.created_version, p.pending FROM c
+            CROSS JOIN LATERAL (
+                SELECT count(*) AS pending FROM (
+                    SELECT 1 FROM messages
+                    WHERE conversation_seq = c.seq AND version > $3::bigint AND id + 0 >= $4::bigint AND id + 0 <= $5::bigint
+                    LIMIT CASE WHEN c.version - $3::bigint >= $7::bigint THEN $7::bigint ELSE 0 END
+                ) AS counted
+            ) AS p
             LEFT JOIN LATERAL (
                 SELECT \(PostgresRows.messageColumns("messages")), messages.created_version FROM messages
                 WHERE conversation_seq = c.seq AND version > $3::bigint AND id + 0 >= $4::bigint AND id + 0 <= $5::bigint
@@ -238,12 +250,16 @@ package struct PostgresReads: SnapshotReads {
         let since = query.since
         let (conversation, result) = try conversationRead(SQL.changes, id, access, [
             .int64(since), .int64(query.minID ?? 1), .int64(query.maxID ?? .max), .int64(Int64(query.limit + 1)),
+            .int64(query.resetAfter.map { Int64($0) + 1 } ?? 0),
         ])
         guard since <= conversation.version else {
             throw .versionAhead(requested: since, current: conversation.version)
         }
         let messageColumn = SQL.columnCount
         let createdColumn = messageColumn + PostgresRows.messageColumnCount
+        if let resetAfter = query.resetAfter, result.int64(0, createdColumn + 1) > Int64(resetAfter) {
+            return .reset(at: conversation.version)
+        }
         var events: [ChangeEvent] = []
         events.reserveCapacity(result.rowCount)
         for row in PostgresRows.rowsOrdered(result, by: messageColumn + 8) {

@@ -199,7 +199,8 @@ extension StoreReads {
         let current = try currentActivity()
         guard query.since <= current else { throw .versionAhead(requested: query.since, current: current) }
         let changed = try changedConversations(of: user, since: query.since, current: current)
-        return try InboxFeedPage.make(changed, limit: query.limit, current: current) { seqs throws(StoreError) in
+        return try InboxFeedPage.make(changed, limit: query.limit, current: current,
+                                         resetAfter: query.resetAfter) { seqs throws(StoreError) in
             var rows: [Int64: InboxRow] = [:]
             for seq in seqs {
                 if let membership = try membership(of: user, seq: seq) { rows[seq] = try row(of: membership, user: user) }

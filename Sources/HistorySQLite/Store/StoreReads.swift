@@ -138,6 +138,10 @@ struct StoreReads: SnapshotReads {
         // filter that ordered range scan, they must not pick the primary key
         // (which would need a sort by version).
         let since = query.since
+        if let resetAfter = query.resetAfter,
+           try changeCount(seq: seq, query, atMost: resetAfter + 1, current: conversation.version) > resetAfter {
+            return .reset(at: conversation.version)
+        }
         var events = try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
                 SELECT \(StoredRows.messageColumns), created_version FROM messages
@@ -153,6 +157,21 @@ struct StoreReads: SnapshotReads {
         if hasMore { events.removeLast() }
         let version = hasMore ? events[events.count - 1].version : conversation.version
         return ChangeFeed(events: events, hasMore: hasMore, version: version)
+    }
+
+    /// How many changes after `query.since` lie in its id range, counting
+    /// at most `bound` entries of `messages_by_version`. Each change took
+    /// its own version, so when the version moved less than `bound` since,
+    /// nothing is counted at all: the usual feed read pays no extra step.
+    private func changeCount(seq: Int64, _ query: ChangeQuery, atMost bound: Int,
+                             current: Int64) throws(StoreError) -> Int {
+        guard current - query.since >= Int64(bound) else { return Int(current - query.since) }
+        return try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: """
+                SELECT count(*) FROM (SELECT 1 FROM messages
+                WHERE conversation_seq = ? AND version > ? AND +id >= ? AND +id <= ? LIMIT ?)
+                """).firstRow(seq, query.since, query.minID ?? 1, query.maxID ?? Int64.max, bound) { Int($0.int64(0)) }
+        } ?? 0
     }
 
     // MARK: - Keyset reads

@@ -184,6 +184,22 @@ struct ServerOptions: ParsableCommand {
             transform: SettingValue.readConnections)
     var readConnections: Int?
 
+    @Option(name: .customLong("max-stream-seconds"),
+            help: .setting("An event stream (Accept: text/event-stream) ends by itself after this long, "
+                           + "so proxies and clients reconnect with Last-Event-ID.",
+                           variable: "HISTORY_MAX_STREAM_SECONDS",
+                           default: "\(FeedSettings.defaultMaximumStreamSeconds)", valueName: "seconds"),
+            transform: SettingValue.seconds)
+    var maxStreamSeconds: Duration?
+
+    @Option(name: .customLong("feed-reset-after"),
+            help: .setting("More changes than this after since: a feed answers reset (the client reloads its "
+                           + "newest page) instead of replaying them.",
+                           variable: "HISTORY_FEED_RESET_AFTER",
+                           default: "\(FeedSettings.defaultResetAfter)", valueName: "count"),
+            transform: SettingValue.resetAfter)
+    var feedResetAfter: Int?
+
     /// The configuration these flags ask for, with `environment` filling in
     /// the flags not given and `ServerConfiguration`'s defaults the rest.
     /// - Throws: `ConfigurationError` naming the variable and what it takes.
@@ -240,6 +256,12 @@ struct ServerOptions: ParsableCommand {
             ?? configuration.writeTimeout
         configuration.readConnections = try environment.override(readConnections, "HISTORY_READ_CONNECTIONS",
                                                                   SettingValue.readConnections)
+        configuration.maximumStreamDuration = try environment.override(maxStreamSeconds, "HISTORY_MAX_STREAM_SECONDS",
+                                                                        SettingValue.seconds)
+            ?? configuration.maximumStreamDuration
+        configuration.feedResetAfter = try environment.override(feedResetAfter, "HISTORY_FEED_RESET_AFTER",
+                                                                 SettingValue.resetAfter)
+            ?? configuration.feedResetAfter
         return configuration
     }
 }

@@ -35,6 +35,15 @@ enum SettingValue {
         return count
     }
 
+    /// The feeds' reset threshold: at least one change, at most a million.
+    static func resetAfter(_ text: String) throws(InvalidSetting) -> Int {
+        let range = FeedSettings.resetAfterRange
+        guard let count = decimal(text), range.contains(count) else {
+            throw InvalidSetting("must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return count
+    }
+
     /// A count where 0 means "off" (a rate limit).
     static func count(_ text: String) throws(InvalidSetting) -> Int {
         guard let count = decimal(text) else { throw InvalidSetting("must be an integer, 0 or more") }

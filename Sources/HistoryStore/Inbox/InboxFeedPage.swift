@@ -20,8 +20,12 @@ package struct InboxConversationChange {
 package enum InboxFeedPage {
     /// `changed` holds one change per conversation, unordered; `rows` reads
     /// the current inbox rows of the seqs it is given (in the same snapshot).
-    package static func make(_ changed: [InboxConversationChange], limit: Int, current: Int64,
+    /// More than `resetAfter` changed conversations: the reset answer, no row read.
+    package static func make(_ changed: [InboxConversationChange], limit: Int, current: Int64, resetAfter: Int? = nil,
                              rows: ([Int64]) throws(StoreError) -> [Int64: InboxRow]) throws(StoreError) -> InboxChangeFeed {
+        if let resetAfter, changed.count > resetAfter {
+            return InboxChangeFeed(events: [], hasMore: false, activity: current, reset: true)
+        }
         var ordered = changed.sorted { $0.activity < $1.activity }
         let hasMore = ordered.count > limit
         if hasMore { ordered.removeLast(ordered.count - limit) }

@@ -31,12 +31,18 @@ public struct ChangeQuery: Hashable, Sendable {
     /// Keep only messages whose id is in `minID...maxID` (either end open).
     public var minID: Int64?
     public var maxID: Int64?
+    /// More than this many changes after `since` in the id range: answer
+    /// a reset (`ChangeFeed.reset`) instead of them. Nil: never. Counted
+    /// in the read's snapshot, at most this many plus one index entries.
+    public var resetAfter: Int?
 
-    public init(since: Int64, limit: Int = ChangeQuery.defaultLimit, minID: Int64? = nil, maxID: Int64? = nil) {
+    public init(since: Int64, limit: Int = ChangeQuery.defaultLimit, minID: Int64? = nil, maxID: Int64? = nil,
+                resetAfter: Int? = nil) {
         self.since = since
         self.limit = limit
         self.minID = minID
         self.maxID = maxID
+        self.resetAfter = resetAfter
     }
 }
 
@@ -49,10 +55,20 @@ public struct ChangeFeed: Hashable, Sendable {
     /// The last event's version when `hasMore`, else the conversation's
     /// current version: the `since` of the next call.
     public var version: Int64
+    /// More than `ChangeQuery.resetAfter` changes lay after `since`: no
+    /// events, `version` is the current one, and the client reloads the
+    /// newest page instead of replaying (docs/API.md, "Live").
+    public var reset: Bool
 
-    public init(events: [ChangeEvent], hasMore: Bool, version: Int64) {
+    public init(events: [ChangeEvent], hasMore: Bool, version: Int64, reset: Bool = false) {
         self.events = events
         self.hasMore = hasMore
         self.version = version
+        self.reset = reset
+    }
+
+    /// The reset answer at `version`, the conversation's current one.
+    public static func reset(at version: Int64) -> ChangeFeed {
+        ChangeFeed(events: [], hasMore: false, version: version, reset: true)
     }
 }

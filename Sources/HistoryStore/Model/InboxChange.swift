@@ -5,10 +5,14 @@ public struct InboxChangeQuery: Hashable, Sendable {
 
     public var since: Int64
     public var limit: Int
+    /// More than this many conversations changed after `since`: answer a
+    /// reset (`InboxChangeFeed.reset`) instead of them. Nil: never.
+    public var resetAfter: Int?
 
-    public init(since: Int64 = 0, limit: Int = InboxChangeQuery.defaultLimit) {
+    public init(since: Int64 = 0, limit: Int = InboxChangeQuery.defaultLimit, resetAfter: Int? = nil) {
         self.since = since
         self.limit = limit
+        self.resetAfter = resetAfter
     }
 }
 
@@ -43,11 +47,16 @@ public struct InboxChangeFeed: Hashable, Sendable {
     /// The last event's activity when `hasMore`, else the current value of
     /// the counter: the `since` of the next call.
     public var activity: Int64
+    /// More than `InboxChangeQuery.resetAfter` changes lay after `since`:
+    /// no events, `activity` is the current one, and the client reloads
+    /// the inbox's first page instead of replaying.
+    public var reset: Bool
 
-    public init(events: [InboxEvent], hasMore: Bool, activity: Int64) {
+    public init(events: [InboxEvent], hasMore: Bool, activity: Int64, reset: Bool = false) {
         self.events = events
         self.hasMore = hasMore
         self.activity = activity
+        self.reset = reset
     }
 }
 
