@@ -109,6 +109,21 @@ public protocol HistoryStore: Sendable {
     func waitForInboxChange(of user: UserID, after activity: Int64, timeout: Duration,
                             handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken
 
+    // MARK: - The backend feed
+
+    /// Every change on the server after `query.since`, one event per
+    /// change in `activity` order (`GET /v1/events`: administrators only,
+    /// which the caller decides). Fails `.versionAhead(requested:current:)`
+    /// when `since` is above the current activity.
+    func serverChanges(_ query: ServerChangeQuery) throws(StoreError) -> ServerChangeFeed
+
+    /// Like `waitForChange`, for the backend feed: `.changed` as soon as any
+    /// commit after `activity` is visible (this instance's or, on
+    /// PostgreSQL, another's); at once when one already is. `cancelWait`
+    /// and `parkedWaitCount` cover these waits too.
+    func waitForServerChange(after activity: Int64, timeout: Duration,
+                             handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken
+
     // MARK: - Wake-ups
 
     /// Calls `handler` once: with `.changed` as soon as the conversation's
@@ -274,6 +289,15 @@ extension HistoryStore {
     public func markRead(_ user: UserID, in conversation: ConversationID, upTo messageID: Int64,
                          access: AccessCheck = .admin) async throws(StoreError) -> ReadState {
         try await bridge { markRead(user, in: conversation, upTo: messageID, access: access, completion: $0) }
+    }
+
+    /// Waits on the backend feed without a handler; returns how the wait ended.
+    public func waitForServerChange(after activity: Int64, timeout: Duration) async -> WaitOutcome {
+        await withCheckedContinuation { continuation in
+            _ = waitForServerChange(after: activity, timeout: timeout) {
+                continuation.resume(returning: $0)
+            }
+        }
     }
 
     /// Waits on the user feed without a handler; returns how the wait ended.

@@ -113,6 +113,15 @@ final class GatedStore: HistoryStore {
         inner.waitForChange(in: conversation, after: version, ids: ids, timeout: timeout, handler: handler)
     }
 
+    func serverChanges(_ query: ServerChangeQuery) throws(StoreError) -> ServerChangeFeed {
+        try inner.serverChanges(query)
+    }
+
+    func waitForServerChange(after activity: Int64, timeout: Duration,
+                             handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
+        inner.waitForServerChange(after: activity, timeout: timeout, handler: handler)
+    }
+
     func cancelWait(_ token: WaitToken) { inner.cancelWait(token) }
 
     var parkedWaitCount: Int { inner.parkedWaitCount }

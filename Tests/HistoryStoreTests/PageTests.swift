@@ -54,6 +54,10 @@ private struct PageModel {
             var expected = edges(Array(ids[start..<(start + size)]), emptyOlder: false, emptyNewer: false)
             expected.anchorIndex = .some(ids.contains(anchor) ? position - start : nil)
             return expected
+        case .aroundTime:
+            // The model knows ids, not times: jumps by time are checked
+            // against `around` pages over HTTP (JumpByTimeAPITests).
+            preconditionFailure("PageModel has no creation times")
         }
     }
 }

@@ -14,6 +14,7 @@ import HistoryStore
 /// | read an inbox and its feed | its own only (`{uid}` is the token's `sub`) |
 /// | move a read marker | its own only, in a conversation it is a member of |
 /// | metrics | no (admin only) |
+/// | the backend feed (`GET /v1/events`) | no (admin only) |
 ///
 /// An admin (open mode, or a token with `"scope":"admin"`) may do
 /// everything. A user who is not a member of the conversation gets
@@ -51,11 +52,13 @@ public enum AccessPolicy {
         /// `PUT .../members/{uid}/read` for `target`.
         case markRead(target: UserID)
         case metrics
+        /// `GET /v1/events`: every change on the server.
+        case readServerFeed
 
         /// Actions on one conversation, where a non-member sees "not found".
         var isConversationScoped: Bool {
             switch self {
-            case .createConversation, .metrics, .readInbox: false
+            case .createConversation, .metrics, .readInbox, .readServerFeed: false
             default: true
             }
         }
@@ -101,7 +104,7 @@ public enum AccessPolicy {
             return owner == user ? .allow : .forbidden
         case .markRead(let target):
             return target == user ? .allow : .forbidden
-        case .metrics:
+        case .metrics, .readServerFeed:
             return .forbidden
         }
     }

@@ -68,6 +68,7 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         MetricsRoutes(environment: environment).register(in: &router)
         MemberRoutes(environment: environment).register(in: &router)
         InboxRoutes(environment: environment).register(in: &router)
+        ServerFeedRoutes(environment: environment).register(in: &router)
         ReadMarkerRoutes(environment: environment).register(in: &router)
         self.router = router
         self.access = access

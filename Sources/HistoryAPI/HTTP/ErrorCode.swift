@@ -45,6 +45,7 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
     case invalidVersion = "invalid_version"
     case invalidWait = "invalid_wait"
     case invalidIDRange = "invalid_id_range"
+    case invalidTime = "invalid_time"
 
     // Identity and access: authentication (401), the access policy (403),
     // the browser checks (415, 421).
@@ -80,7 +81,7 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
         switch self {
         case .badRequest, .invalidJSON, .invalidSender, .invalidBody, .invalidClientID, .invalidReplyTo, .invalidTitle,
              .invalidConversationID, .invalidMessageID, .invalidCursor, .invalidLimit, .conflictingCursors,
-             .invalidWindow, .invalidVersion, .invalidWait, .invalidIDRange, .invalidUserID, .invalidRole:
+             .invalidWindow, .invalidVersion, .invalidWait, .invalidIDRange, .invalidTime, .invalidUserID, .invalidRole:
             .badRequest
         case .missingToken, .invalidToken, .tokenExpired: HTTPStatus(code: 401, reason: "Unauthorized")
         case .forbidden, .notAuthor, .senderMismatch: HTTPStatus(code: 403, reason: "Forbidden")
@@ -117,6 +118,7 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
         case .before, .after, .around, .cursor: self = .invalidCursor
         case .limit: self = .invalidLimit
         case .window: self = .invalidWindow
+        case .aroundTime: self = .invalidTime
         case .since: self = .invalidVersion
         case .minID, .maxID: self = .invalidIDRange
         case .wait: self = .invalidWait

@@ -109,7 +109,7 @@ public enum JSONWriter {
                     writeEdges(oldestID: kept.first?.id, newestID: kept.last?.id, version: page.version, to: &cursor)
                     if let anchor = page.anchor {
                         cursor.write(#","anchor":{"id":"#)
-                        cursor.writeInteger(anchor.id)
+                        cursor.writeOptionalInteger(anchor.id)
                         cursor.write(#","found":"#)
                         cursor.writeBool(anchor.found)
                         cursor.write(#","index":"#)

@@ -22,7 +22,7 @@ public enum PageTrim: Hashable, Sendable {
         switch query.cursor {
         case .newest, .before: self = .keepNewest
         case .after, .between: self = .keepOldest
-        case .around: self = .keepAnchor
+        case .around, .aroundTime: self = .keepAnchor
         }
     }
 }

@@ -1,13 +1,14 @@
 import HTTPCore
 import HistoryStore
 
-/// The messages of a conversation: append, page, edit, delete.
+/// The messages of a conversation: append, page, one message, edit, delete.
 struct MessageRoutes {
     let environment: RouteEnvironment
 
     func register(in router: inout Router) {
         router.add(.post, "/v1/conversations/{cid}/messages") { request throws(APIError) in try append(request) }
         router.add(.get, "/v1/conversations/{cid}/messages") { request throws(APIError) in try page(request) }
+        router.add(.get, "/v1/conversations/{cid}/messages/{id}") { request throws(APIError) in try one(request) }
         router.add(.patch, "/v1/conversations/{cid}/messages/{id}") { request throws(APIError) in try edit(request) }
         router.add(.delete, "/v1/conversations/{cid}/messages/{id}") { request throws(APIError) in try delete(request) }
     }
@@ -62,15 +63,32 @@ struct MessageRoutes {
         let page = try environment.read(request) { () throws(StoreError) in
             try environment.store.page(of: conversation, query, access: access)
         }
-        request.respond(.ok, json: JSONWriter.page(page, budget: environment.limits.maximumResponseBytes,
-                                                   trim: PageTrim(query, reset: page.reset)))
+        // A jump by time that found nothing answers the newest page: trimmed as one.
+        let trim = page.anchor.map { $0.id == nil } == true ? PageTrim.keepNewest : PageTrim(query, reset: page.reset)
+        request.respond(.ok, json: JSONWriter.page(page, budget: environment.limits.maximumResponseBytes, trim: trim))
     }
 
-    /// `limit`, `before`, `after`, `around` and `window` as docs/API.md
-    /// "Pages" defines them, under `PageQuery`'s rules. Checked in this
-    /// order, so the first problem named is the most basic one: each value's
-    /// syntax and range (`invalid_cursor`, `invalid_limit`, `invalid_window`),
-    /// then `around` beside another cursor (`conflicting_cursors`, which
+    // MARK: - One message
+
+    /// The message, a tombstone too (reply previews, notifications): 404
+    /// `message_not_found` for an id the conversation does not hold, the
+    /// caller's membership decided in the same snapshot as every read.
+    private func one(_ request: APIRequest) throws(APIError) {
+        let conversation = try environment.conversationID(request)
+        let access = try environment.access(request, .readPages)
+        let messageID = try environment.messageID(request)
+        let message = try environment.read(request) { () throws(StoreError) in
+            try environment.store.message(messageID, in: conversation, access: access)
+        }
+        request.respond(.ok, json: JSONWriter.message(message))
+    }
+
+    /// `limit`, `before`, `after`, `around`, `around_time` and `window` as
+    /// docs/API.md "Pages" and "Live" define them, under `PageQuery`'s
+    /// rules. Checked in this order, so the first problem named is the most
+    /// basic one: each value's syntax and range (`invalid_cursor`,
+    /// `invalid_limit`, `invalid_window`, `invalid_time`), then `around` or
+    /// `around_time` beside another cursor (`conflicting_cursors`, which
     /// `PageCursor` cannot even hold), then the query's own rules (`window`
     /// beside anything but a lone `after`: `invalid_window`).
     static func pageQuery(_ query: QueryParameters) throws(APIError) -> PageQuery {
@@ -79,8 +97,17 @@ struct MessageRoutes {
         let around = try query.integer(PageQuery.aroundRule)
         let limit = try query.integer(PageQuery.limitRule).map { Int($0) } ?? PageQuery.defaultLimit
         let window = try query.integer(PageQuery.windowRule).map { Int($0) }
+        let aroundTime = try Self.aroundTime(query)
         if around != nil && (before != nil || after != nil) {
             throw APIError(.conflictingCursors, "around cannot be combined with before or after")
+        }
+        if let aroundTime {
+            guard before == nil && after == nil && around == nil else {
+                throw APIError(.conflictingCursors, "around_time cannot be combined with before, after or around")
+            }
+            let pageQuery = PageQuery(cursor: .aroundTime(aroundTime), limit: limit, window: window)
+            try APIError.enforcing { () throws(RuleViolation) in try pageQuery.check() }
+            return pageQuery
         }
         let pageCursor: PageCursor
         switch (before, after, around) {
@@ -93,6 +120,17 @@ struct MessageRoutes {
         let pageQuery = PageQuery(cursor: pageCursor, limit: limit, window: window)
         try APIError.enforcing { () throws(RuleViolation) in try pageQuery.check() }
         return pageQuery
+    }
+
+    /// `around_time`: an RFC 3339 time, `Z` or an offset, any fraction of
+    /// a second (`invalid_time`); nil when absent.
+    static func aroundTime(_ query: QueryParameters) throws(APIError) -> Timestamp? {
+        guard let text = try query.value(InputField.aroundTime.name, invalid: .invalidTime) else { return nil }
+        guard let time = Timestamp(anyRFC3339: text) else {
+            throw APIError(.invalidTime, "around_time must be an RFC 3339 time such as 2026-11-21T10:00:00.123Z, "
+                + "not '\(abbreviated(text))'")
+        }
+        return time
     }
 
     // MARK: - Edit and delete

@@ -1,8 +1,9 @@
 import HistoryStore
 
 /// What a `LongPoll` or an `EventStream` reads and waits on: a
-/// conversation's change feed (`ConversationFeedSource`) or a user's inbox
-/// feed (`InboxFeedSource`). A type that conforms can be long-polled and
+/// conversation's change feed (`ConversationFeedSource`), a user's inbox
+/// feed (`InboxFeedSource`) or the backend feed of every change
+/// (`ServerFeedSource`). A type that conforms can be long-polled and
 /// streamed alike.
 ///
 /// Both are read after a position (a conversation's version, the server's
@@ -142,5 +143,34 @@ struct InboxFeedSource: PolledFeed {
 
     /// An inbox is always its own user's, and a membership that ends is
     /// one of the changes it reports (`removed`): nothing revokes it.
+    var membership: (user: UserID, conversation: ConversationID)? { nil }
+}
+
+/// `GET /v1/events`: positions are the server's activity, and every commit
+/// that takes one wakes it, whatever it changed. Administrators only, so
+/// no removal ends it.
+struct ServerFeedSource: PolledFeed {
+    let store: any HistoryStore
+    let query: ServerChangeQuery
+
+    func read(after position: Int64) throws(StoreError) -> ServerChangeFeed {
+        var query = query
+        query.since = position
+        return try store.serverChanges(query)
+    }
+
+    func hasNews(_ feed: ServerChangeFeed) -> Bool { !feed.events.isEmpty || feed.hasMore }
+
+    func position(of feed: ServerChangeFeed) -> Int64 { feed.activity }
+
+    func nothing(after position: Int64) -> ServerChangeFeed { ServerChangeFeed(events: [], hasMore: false, activity: position) }
+
+    func wait(after position: Int64, timeout: Duration,
+              handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
+        store.waitForServerChange(after: position, timeout: timeout, handler: handler)
+    }
+
+    func json(_ feed: ServerChangeFeed, budget: Int) -> [UInt8] { JSONWriter.serverFeed(feed, budget: budget) }
+
     var membership: (user: UserID, conversation: ConversationID)? { nil }
 }

@@ -175,6 +175,7 @@ struct BenchSuite {
             pageResults.append(row)
         }
         rows.append(contentsOf: pageResults.dropLast())
+        rows += try jumpRows(largest: largest, log: log)
         var posts = plan(.post, clients: s.posters)
         posts.settings.liveConversations = max(1, min(64, catalog.entries.count))
         rows.append(try measure("Appends, \(s.posters) posters", posts,

@@ -24,7 +24,10 @@ extension PostgresBatch {
         let message: NewMessage
         let fingerprint: Int64?
         let version: Int64
+        /// The clock's time; the stored one may be later (`creationTimeSQL`).
         let createdAt: Timestamp
+        /// Its `activity` value's place (PostgresBatch+Activity).
+        let activityPlace: Int64
         let completion: @Sendable (Result<AppendOutcome, StoreError>) -> Void
     }
 
@@ -67,6 +70,7 @@ extension PostgresBatch {
         touch(changed)
         bufferedAppends.append(BufferedAppend(answerIndex: answerIndex, seq: seq, conversation: conversation, message: new,
                                               fingerprint: fingerprint, version: changed.version, createdAt: .now(),
+                                              activityPlace: changed.activityPlace ?? activityTaken,
                                               completion: completion))
         return .some(nil)
     }
@@ -98,6 +102,7 @@ extension PostgresBatch {
         guard result.rowCount == run.count else {
             throw PostgresError(kind: .other, message: "a run of \(run.count) appends stored \(result.rowCount)")
         }
+        let createdAtColumn = movesCounter ? 2 : 1
         if movesCounter, !result.isNull(0, 1) {
             try adopt(base: result.int64(0, 1) - activityTaken)
             counterMovedAtEnd = true
@@ -110,8 +115,10 @@ extension PostgresBatch {
                 counters[append.seq] = changed
             }
             changedIDs[append.seq, default: []].append(id)
+            changeLog.append(.message(.created, id: id, seq: append.seq, activity: append.activityPlace))
+            let createdAt = Timestamp(millisecondsSinceEpoch: result.int64(row, createdAtColumn))
             let message = Message(id: id, conversationID: append.conversation, sender: append.message.sender,
-                                  body: append.message.body, createdAt: append.createdAt, editedAt: nil, deleted: false,
+                                  body: append.message.body, createdAt: createdAt, editedAt: nil, deleted: false,
                                   replyTo: nil, clientID: append.message.clientID, version: append.version)
             let completion = append.completion
             answers[append.answerIndex] = { completion(.success(.created(message))) }
@@ -121,7 +128,9 @@ extension PostgresBatch {
     /// `$1` how many, then arrays of seq, sender, body, created_at,
     /// version, client_id, fingerprint in request order; the ids given, in
     /// that order.
-    static let appendRunSQL = appendRun(counter: "", select: "SELECT id FROM numbered ORDER BY ord")
+    static let appendRunSQL = appendRun(counter: "", select: """
+        SELECT n.id, i.created_at FROM numbered AS n JOIN inserted AS i ON i.id = n.id ORDER BY n.ord
+        """)
 
     /// `appendRunSQL`, and `$9`: how many values to move the activity
     /// counter by; each id with the counter's new value (NULL when it had
@@ -132,7 +141,10 @@ extension PostgresBatch {
         counter AS (
             UPDATE activity_counter SET value = value + $9::bigint
             WHERE id = 1 AND value <= 9223372036854775807 - $9::bigint RETURNING value)
-        """, select: "SELECT id, (SELECT value FROM counter) FROM numbered ORDER BY ord")
+        """, select: """
+        SELECT n.id, (SELECT value FROM counter), i.created_at FROM numbered AS n JOIN inserted AS i ON i.id = n.id
+        ORDER BY n.ord
+        """)
 
     private static func appendRun(counter: String, select: String) -> String {
         """
@@ -143,11 +155,13 @@ extension PostgresBatch {
         inserted AS (
             INSERT INTO messages (conversation_seq, id, sender, body, created_at, created_version, version,
                                   client_id, client_fingerprint)
-            SELECT u.seq, n.id, u.sender, u.body, u.created_at, u.version, u.version, u.client_id, u.fingerprint
+            SELECT u.seq, n.id, u.sender, u.body,
+                   greatest(max(u.created_at) OVER (PARTITION BY u.seq ORDER BY u.ord), \(creationFloorSQL("u.seq"))),
+                   u.version, u.version, u.client_id, u.fingerprint
             FROM unnest($2::bigint[], $3::bytea[], $4::bytea[], $5::bigint[], $6::bigint[], $7::bytea[], $8::bigint[])
                  WITH ORDINALITY AS u(seq, sender, body, created_at, version, client_id, fingerprint, ord)
             JOIN numbered AS n ON n.ord = u.ord
-            RETURNING id)\(counter)
+            RETURNING id, created_at)\(counter)
         \(select)
         """
     }

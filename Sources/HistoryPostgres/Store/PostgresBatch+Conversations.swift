@@ -17,8 +17,9 @@ extension PostgresBatch {
     func createConversation(id: ConversationID?, title: String?, owner: UserID?) throws(PostgresError)
         -> Result<Conversation, StoreError> {
         let activity: Int64
+        let place: Int64
         switch try takeStoredActivity() {
-        case .success(let taken): activity = taken.value
+        case .success(let taken): (place, activity) = taken
         case .failure(let error): return .failure(error)
         }
         let title = title?.isEmpty == false ? title : nil
@@ -30,8 +31,10 @@ extension PostgresBatch {
         case .failure(let error): return .failure(error)
         }
         if let owner {
-            try insertMember(Member(userID: owner, role: .owner, joinedAt: createdAt), seq: seq, activity: activity)
+            let member = Member(userID: owner, role: .owner, joinedAt: createdAt)
+            try insertMember(member, seq: seq, activity: activity)
             inboxUsers.insert(owner.rawValue)
+            changeLog.append(.member(.memberAdded, member, seq: seq, activity: place))
         }
         // A new row is this transaction's alone until COMMIT: no lock to take.
         seqs[conversationID.rawValue] = seq

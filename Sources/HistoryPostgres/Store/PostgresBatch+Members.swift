@@ -25,6 +25,7 @@ extension PostgresBatch {
             callerRoles[CallerKey(seq: seq, user: user.rawValue)] = .some(role)
             var updated = current
             updated.role = role
+            changeLog.append(.member(.memberChanged, updated, seq: seq, activity: changed.activityPlace ?? activityTaken))
             return .success(.changed(updated))
         }
         let activity: Int64
@@ -40,6 +41,7 @@ extension PostgresBatch {
             """), [.text(user.rawValue), .int64(seq)])
         touched(changed, user: user)
         callerRoles[CallerKey(seq: seq, user: user.rawValue)] = .some(role)
+        changeLog.append(.member(.memberAdded, added, seq: seq, activity: changed.activityPlace ?? activityTaken))
         return .success(.added(added))
     }
 
@@ -64,6 +66,7 @@ extension PostgresBatch {
             """), [.text(user.rawValue), .int64(seq), .int64(activity)])
         touched(changed, user: user)
         callerRoles[CallerKey(seq: seq, user: user.rawValue)] = .some(nil)
+        changeLog.append(.removed(user, seq: seq, activity: changed.activityPlace ?? activityTaken))
         return .success(true)
     }
 

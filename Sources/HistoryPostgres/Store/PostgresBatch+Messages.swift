@@ -53,6 +53,8 @@ extension PostgresBatch {
         case .failure(let error): return .failure(error)
         }
         let id = result.int64(0, 1)
+        let storedCreatedAt = Timestamp(millisecondsSinceEpoch: result.int64(0, 4))
+        changeLog.append(.message(.created, id: id, seq: seq, activity: changed.activityPlace ?? activityTaken))
         if let clientID = new.clientID { appendedClientIDs[seq, default: []].insert(clientID) }
         changed.appended += 1
         changed.firstAppendedID = changed.firstAppendedID ?? id
@@ -60,7 +62,7 @@ extension PostgresBatch {
         touch(changed)
         changedIDs[seq, default: []].append(id)
         return .success(.created(Message(id: id, conversationID: conversation, sender: new.sender, body: new.body,
-                                         createdAt: createdAt, editedAt: nil, deleted: false, replyTo: new.replyTo,
+                                         createdAt: storedCreatedAt, editedAt: nil, deleted: false, replyTo: new.replyTo,
                                          clientID: new.clientID, version: changed.version)))
     }
 
@@ -78,12 +80,13 @@ extension PostgresBatch {
         inserted AS (
             INSERT INTO messages (conversation_seq, id, sender, body, created_at, reply_to,
                                   client_id, client_fingerprint, created_version, version)
-            SELECT $1::bigint, nextval('message_ids'), $2::bytea, $3::bytea, $4::bigint, $5::bigint,
+            SELECT $1::bigint, nextval('message_ids'), $2::bytea, $3::bytea,
+                   greatest($4::bigint, \(creationFloorSQL("$1::bigint"))), $5::bigint,
                    $6::bytea, $7::bigint, $8::bigint, $8::bigint
             WHERE NOT EXISTS (SELECT 1 FROM earlier)
               AND ($5::bigint IS NULL OR EXISTS (SELECT 1 FROM messages WHERE conversation_seq = $1::bigint AND id = $5::bigint))
-            RETURNING id)
-        SELECT 0, id, NULL::bytea, NULL::bytea, NULL::bigint, NULL::bigint, NULL::boolean, NULL::bigint, NULL::bytea,
+            RETURNING id, created_at)
+        SELECT 0, id, NULL::bytea, NULL::bytea, created_at, NULL::bigint, NULL::boolean, NULL::bigint, NULL::bytea,
                NULL::bigint, NULL::bigint FROM inserted
         UNION ALL
         SELECT 1, \(messageColumns), client_fingerprint FROM earlier
@@ -110,6 +113,7 @@ extension PostgresBatch {
                    .int64(messageID)])
         touch(changed)
         changedIDs[found.seq, default: []].append(messageID)
+        changeLog.append(.message(.edited, id: messageID, seq: found.seq, activity: changed.activityPlace ?? activityTaken))
         storedClientIDs[found.seq] = nil
         var edited = found.message
         edited.body = body
@@ -142,6 +146,7 @@ extension PostgresBatch {
             """), [.int64(changed.version), .int64(found.seq), .int64(messageID)])
         touch(changed)
         changedIDs[found.seq, default: []].append(messageID)
+        changeLog.append(.message(.deleted, id: messageID, seq: found.seq, activity: changed.activityPlace ?? activityTaken))
         storedClientIDs[found.seq] = nil
         var tombstone = found.message
         tombstone.body = ""

@@ -126,6 +126,9 @@ final class PostgresBatch {
     /// (`prefetchRoles`) and kept up to date by the batch's own member
     /// changes: `.some(nil)` is known not to be a member.
     var callerRoles: [CallerKey: MemberRole?] = [:]
+    /// The batch's changes for the change log, each with its `activity`
+    /// value's place (PostgresBatch+ChangeLog): inserted by `finish`.
+    var changeLog: [ChangeLogEntry] = []
     /// The `client_id`s this batch appended, by seq.
     var appendedClientIDs: [Int64: Set<String>] = [:]
     /// How many `activity` values the batch took: the places 1...this.
@@ -314,6 +317,7 @@ final class PostgresBatch {
         if let value = counterWriteBack {
             sql += "UPDATE activity_counter SET value = \(value) WHERE id = 1;\n"
         }
+        sql += changeLogInsert()
         for payload in ChangeNotice.payloads(notices) {
             let literal = payload.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''")
             sql += "SELECT pg_notify('\(ChangeNotice.channel)', '\(literal)');\n"

@@ -219,12 +219,15 @@ package struct PostgresReads: SnapshotReads {
         case .around(let anchorID):
             let (conversation, result) = try conversationRead(SQL.around, id, access, [.int64(anchorID), .int64(limit)])
             return around(anchorID, result, limit: query.limit, conversation: conversation)
+
+        case .aroundTime(let time):
+            return try around(time, in: id, limit: query.limit, access: access)
         }
     }
 
     /// `floor(limit/2)` older messages, the anchor when it exists, newer ones
     /// up to `limit`; when one side runs out, the other side fills the page.
-    private func around(_ anchorID: Int64, _ result: PGResult, limit: Int, conversation: Conversation) -> Page {
+    func around(_ anchorID: Int64, _ result: PGResult, limit: Int, conversation: Conversation) -> Page {
         let ordered = PostgresRows.rowsOrdered(result, by: SQL.columnCount)
         let id = { (row: Int) in result.int64(row, SQL.columnCount) }
         let older = ordered.filter { id($0) < anchorID }

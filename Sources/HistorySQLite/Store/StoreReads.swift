@@ -103,12 +103,21 @@ struct StoreReads: SnapshotReads {
 
         case .around(let anchorID):
             return try around(anchorID, seq: seq, limit: limit, conversation: conversation)
+
+        case .aroundTime(let time):
+            guard let anchorID = try firstMessage(atOrAfter: time, seq: seq) else {
+                let rows = try newest(seq: seq, limit: limit, budget: query.byteBudget, conversation: id)
+                var result = Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+                result.anchor = Page.Anchor(id: nil, found: false, index: nil)
+                return result
+            }
+            return try around(anchorID, seq: seq, limit: limit, conversation: conversation)
         }
     }
 
     /// `floor(limit/2)` older messages, the anchor when it exists, newer ones
     /// up to `limit`; when one side runs out, the other side fills the page.
-    private func around(_ anchorID: Int64, seq: Int64, limit: Int, conversation: Conversation) throws(StoreError) -> Page {
+    func around(_ anchorID: Int64, seq: Int64, limit: Int, conversation: Conversation) throws(StoreError) -> Page {
         let id = conversation.id
         let older = try below(seq: seq, id: anchorID, limit: limit, conversation: id)
         let anchor = try one(seq: seq, id: anchorID, conversation: id)
@@ -177,7 +186,7 @@ struct StoreReads: SnapshotReads {
     // MARK: - Keyset reads
 
     /// The newest `limit` messages, ascending.
-    private func newest(seq: Int64, limit: Int, budget: Int? = nil,
+    func newest(seq: Int64, limit: Int, budget: Int? = nil,
                         conversation: ConversationID) throws(StoreError) -> MessageRows {
         var rows = try descending(from: MessagePlace.upperBound(seq: seq), to: MessagePlace.lowerBound(seq: seq),
                                   limit: limit, budget: budget, conversation: conversation)
@@ -225,7 +234,7 @@ struct StoreReads: SnapshotReads {
     }
 
     /// The message `id` as zero or one rows.
-    private func one(seq: Int64, id: Int64, conversation: ConversationID) throws(StoreError) -> MessageRows {
+    func one(seq: Int64, id: Int64, conversation: ConversationID) throws(StoreError) -> MessageRows {
         guard MessagePlace.holds(id) else { return MessageRows(conversationID: conversation) }
         return try messageRows(conversation: conversation, capacity: 1, sql: """
             SELECT \(StoredRows.messageColumns) FROM messages WHERE place = ?

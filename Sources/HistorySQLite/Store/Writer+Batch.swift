@@ -82,6 +82,7 @@ extension Writer {
         var outcome = BatchOutcome()
         pending.removeAll(keepingCapacity: true)
         batchInboxUsers.removeAll(keepingCapacity: true)
+        batchChanges.removeAll(keepingCapacity: true)
         do throws(SQLiteError) {
             try connection.cachedStatement(sql: "BEGIN IMMEDIATE").execute()
         } catch {
@@ -136,6 +137,7 @@ extension Writer {
         do throws(SQLiteError) {
             try writeBackCounters()
             try writeBackActivity()
+            try writeChangeLog()
             try connection.cachedStatement(sql: "COMMIT").execute()
         } catch {
             connection.rollback()
@@ -185,6 +187,7 @@ extension Writer {
         batchSeqs.removeAll()
         pending.removeAll()
         batchInboxUsers.removeAll()
+        batchChanges.removeAll()
         // Values taken by the failed batch are skipped, never reused.
         if let stored = try? Self.loadActivity(connection) {
             activity = max(activity, stored)

@@ -25,7 +25,7 @@ extension Writer {
             // The batch path's counters and checks: a tampered version or
             // message_count fails the load instead of trapping.
             var counters = try self.counters(seq: seq, id: conversation)
-            let createdAt = Timestamp.now().millisecondsSinceEpoch
+            let createdAt = creationTime().millisecondsSinceEpoch
             var clientIDs = Set<String>()
             for (offset, new) in messages.enumerated() {
                 if let clientID = new.clientID {
@@ -52,6 +52,8 @@ extension Writer {
                         """).execute(MessagePlace.of(seq: seq, id: firstID + Int64(offset)), new.sender, new.body, createdAt, new.replyTo,
                                      new.clientID, fingerprint, version, version)
                 }
+                try insertChange(.message(.created, id: firstID + Int64(offset), seq: seq,
+                                          activity: before + Int64(offset) + 1))
             }
             let after = counters.version
             guard before <= Int64.max - Int64(messages.count) else {

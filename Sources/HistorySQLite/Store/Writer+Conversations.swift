@@ -20,6 +20,8 @@ extension Writer {
         // Only once both rows stand: a rolled-back seq must not be remembered.
         batchSeqs[conversation.id.rawValue] = seq
         batchInboxUsers.insert(owner.rawValue)
+        batchChanges.append(.member(.memberAdded, Member(userID: owner, role: .owner, joinedAt: conversation.createdAt),
+                                    seq: seq, activity: activity))
         return conversation
     }
 

@@ -30,6 +30,7 @@ extension Writer {
             touched(counters, seq: seq, user: user)
             var changed = current
             changed.role = role
+            batchChanges.append(.member(.memberChanged, changed, seq: seq, activity: counters.activity))
             return .changed(changed)
         }
         var counters = try self.counters(seq: seq, id: conversation)
@@ -50,6 +51,7 @@ extension Writer {
             try insertMember(added, seq: seq, activity: counters.activity)
         }
         touched(counters, seq: seq, user: user)
+        batchChanges.append(.member(.memberAdded, added, seq: seq, activity: counters.activity))
         return .added(added)
     }
 
@@ -74,6 +76,7 @@ extension Writer {
             }
         }
         touched(counters, seq: seq, user: user)
+        batchChanges.append(.removed(user, seq: seq, activity: activity))
         return true
     }
 

@@ -38,7 +38,7 @@ extension Writer {
         // Taken before the INSERT and never given back: if the statement
         // fails the id is simply skipped (gaps are allowed, reuse is not).
         let id = try takeMessageIDs(1).lowerBound
-        let createdAt = Timestamp.now()
+        let createdAt = creationTime()
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
                 INSERT INTO messages (place, sender, body, created_at, reply_to,
@@ -51,6 +51,7 @@ extension Writer {
         counters.firstAppendedID = counters.firstAppendedID ?? id
         counters.lastAppendedID = id
         pending[seq] = counters
+        batchChanges.append(.message(.created, id: id, seq: seq, activity: counters.activity))
         return .created(Message(id: id, conversationID: conversation, sender: new.sender, body: new.body,
                                 createdAt: createdAt, editedAt: nil, deleted: false, replyTo: new.replyTo,
                                 clientID: new.clientID, version: counters.version))
@@ -70,6 +71,7 @@ extension Writer {
                 """).execute(body, editedAt.millisecondsSinceEpoch, counters.version, MessagePlace.of(seq: seq, id: messageID))
         }
         pending[seq] = counters
+        batchChanges.append(.message(.edited, id: messageID, seq: seq, activity: counters.activity))
         var edited = current
         edited.body = body
         edited.editedAt = editedAt
@@ -94,6 +96,7 @@ extension Writer {
                 """).execute(counters.version, MessagePlace.of(seq: seq, id: messageID))
         }
         pending[seq] = counters
+        batchChanges.append(.message(.deleted, id: messageID, seq: seq, activity: counters.activity))
         var tombstone = current
         tombstone.body = ""
         tombstone.deleted = true

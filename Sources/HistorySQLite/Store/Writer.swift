@@ -39,6 +39,11 @@ final class Writer: @unchecked Sendable {
     /// Users whose marker or membership the batch being written changed:
     /// their inbox waits are woken after COMMIT.
     var batchInboxUsers: Set<String> = []
+    /// The changes the batch being written made, for the change log
+    /// (Writer+ChangeLog): written just before COMMIT.
+    var batchChanges: [ChangeLogEntry] = []
+    /// The latest `created_at` handed out (Writer+ChangeLog): never lowered.
+    var lastCreatedAt: Int64
 
     private static let seqCacheCapacity = 100_000
 
@@ -50,6 +55,7 @@ final class Writer: @unchecked Sendable {
         let activity = try Self.loadActivity(connection)
         self.activity = activity
         self.storedActivity = activity
+        self.lastCreatedAt = try Self.loadLastCreatedAt(connection)
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
     }
 

@@ -14,6 +14,7 @@ public enum InputField: String, Hashable, Sendable, CaseIterable {
     case before
     case after
     case around
+    case aroundTime = "around_time"
     case limit
     case window
     // Query parameters of the change feed (`limit` is shared).

@@ -34,12 +34,13 @@ public struct Page: Hashable, Sendable {
 
     /// The message an `around` page was asked for, and where it is.
     public struct Anchor: Hashable, Sendable {
-        public var id: Int64
+        /// nil for a jump by time that found no message at or after it.
+        public var id: Int64?
         public var found: Bool
         /// The anchor's position in `messages`, nil when not found.
         public var index: Int?
 
-        public init(id: Int64, found: Bool, index: Int?) {
+        public init(id: Int64?, found: Bool, index: Int?) {
             self.id = id
             self.found = found
             self.index = index

@@ -10,6 +10,10 @@ public enum PageCursor: Hashable, Sendable {
     case between(after: Int64, before: Int64)
     /// `floor(limit/2)` older messages, the anchor when it exists, then newer ones.
     case around(Int64)
+    /// `around` the first message created at or after the time (the
+    /// smallest id among them); the newest page, its anchor not found, when
+    /// none is.
+    case aroundTime(Timestamp)
 }
 
 /// A page request: cursor, size, and the optional trimming window.
@@ -73,6 +77,8 @@ extension PageQuery {
             try Self.beforeRule.check(before)
         case .around(let id):
             try Self.aroundRule.check(id)
+        case .aroundTime:
+            break
         }
         if let window {
             guard case .after = cursor else {

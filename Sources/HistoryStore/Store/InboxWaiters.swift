@@ -59,6 +59,8 @@ package final class InboxWaiters: Sendable {
     }
 
     private let state: Mutex<State>
+    /// The backend feed's waits: every publication here is one of theirs too.
+    package let everyChange = ActivityWaiters()
     private let userObservers = Mutex<[@Sendable (Set<UserID>?) -> Void]>([])
     private let delivery = DispatchQueue(label: "history-store.inbox-waiters", attributes: .concurrent)
 
@@ -150,6 +152,7 @@ package final class InboxWaiters: Sendable {
     /// it. The wake costs one feed read, which finds nothing and parks again
     /// with the memberships read afresh.
     package func publish(activity: Int64, conversations: Set<Int64>, users: Set<String>) {
+        everyChange.publish(activity: activity)
         let woken: [Waiter] = state.withLock { state in
             if let published = state.publishedActivity, activity > published { state.publishedActivity = activity }
             for user in users { state.memberships.forget(user) }
@@ -176,6 +179,7 @@ package final class InboxWaiters: Sendable {
     /// Wakes every parked wait with `.changed` (see
     /// `VersionWaiters.wakeAll`: commits may have gone by unheard).
     package func wakeAll() {
+        everyChange.wakeAll()
         let woken: [Waiter] = state.withLock { state in
             let all = Array(state.waiters.values)
             state.waiters.removeAll()
@@ -200,6 +204,7 @@ package final class InboxWaiters: Sendable {
     /// Answers every parked wait `.closing` (and every later one at once),
     /// and returns once those handlers have run.
     package func close() {
+        everyChange.close()
         let all: [Waiter] = state.withLock { state in
             state.isClosed = true
             let all = Array(state.waiters.values)

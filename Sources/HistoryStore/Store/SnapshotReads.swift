@@ -24,6 +24,11 @@ package protocol SnapshotReads {
     func hasInboxChanges(of user: UserID, after since: Int64) throws(StoreError) -> Bool
     /// The seqs of the user's conversations, at most `limit`.
     func membershipSeqs(of user: UserID, limit: Int) throws(StoreError) -> [Int64]
+    /// The backend feed from the change log, with the counter's value in
+    /// the same snapshot; `query` was validated.
+    func serverChanges(_ query: ServerChangeQuery) throws(StoreError) -> ServerChangeFeed
+    /// The `activity` counter as committed.
+    func currentActivity() throws(StoreError) -> Int64
 }
 
 extension SnapshotReads {

@@ -136,6 +136,21 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
         return try read { reads throws(StoreError) in try reads.inboxChanges(of: user, query) }
     }
 
+    // MARK: - The backend feed
+
+    public func serverChanges(_ query: ServerChangeQuery) throws(StoreError) -> ServerChangeFeed {
+        try query.validate()
+        return try read { reads throws(StoreError) in try reads.serverChanges(query) }
+    }
+
+    public func waitForServerChange(after activity: Int64, timeout: Duration,
+                                    handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
+        backend.inboxWaiters.everyChange.wait(
+            after: activity, timeout: timeout,
+            currentActivity: { try? self.read { reads throws(StoreError) in try reads.currentActivity() } },
+            handler: handler)
+    }
+
     // MARK: - Wake-ups
 
     public func waitForChange(in conversation: ConversationID, after version: Int64, ids: ClosedRange<Int64>?,
@@ -164,7 +179,9 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
 
     /// Either kind of wait: inbox tokens carry their own mark.
     public func cancelWait(_ token: WaitToken) {
-        if InboxWaiters.owns(token) {
+        if ActivityWaiters.owns(token) {
+            backend.inboxWaiters.everyChange.cancel(token)
+        } else if InboxWaiters.owns(token) {
             backend.inboxWaiters.cancel(token)
         } else {
             backend.waiters.cancel(token)
@@ -172,7 +189,7 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
     }
 
     public var parkedWaitCount: Int {
-        backend.waiters.parkedCount + backend.inboxWaiters.parkedCount
+        backend.waiters.parkedCount + backend.inboxWaiters.parkedCount + backend.inboxWaiters.everyChange.parkedCount
     }
 
     // MARK: - Lifecycle

@@ -1,0 +1,49 @@
+import HTTPCore
+import HistoryStore
+
+/// `GET /v1/events?since=A&wait=S&limit=L`: the backend feed, every change
+/// on the server in `activity` order (docs/API.md, "Live"), long-polled
+/// when `wait` is given. Administrators only (open mode, admin tokens): a
+/// user token is 403 `forbidden`, whatever it names.
+struct ServerFeedRoutes {
+    let environment: RouteEnvironment
+
+    func register(in router: inout Router) {
+        router.add(.get, "/v1/events") { request throws(APIError) in try events(request) }
+    }
+
+    private func events(_ request: APIRequest) throws(APIError) {
+        let grant = try environment.authorize(request, .readServerFeed)
+        let (query, wait) = try Self.eventsQuery(request.query)
+        let feed = try read(request) { () throws(StoreError) in try environment.store.serverChanges(query) }
+        guard feed.events.isEmpty && !feed.hasMore && wait > .zero else {
+            request.respond(.ok, json: JSONWriter.serverFeed(feed, budget: environment.limits.maximumResponseBytes))
+            return
+        }
+        let source = ServerFeedSource(store: environment.store, query: query)
+        let poll = LongPoll(request: request, caller: grant.caller, feed: source, deadline: .now + wait,
+                            environment: environment)
+        poll.start(after: feed.activity)
+    }
+
+    /// `since` above the server's activity is `invalid_version`, in the
+    /// feed's words.
+    private func read<T>(_ request: APIRequest, _ body: () throws(StoreError) -> T) throws(APIError) -> T {
+        do {
+            return try body()
+        } catch {
+            if case .versionAhead(let requested, let current) = error {
+                throw APIError(.invalidVersion, "since (\(requested)) is greater than the server's activity (\(current))")
+            }
+            throw environment.apiError(error, request: request)
+        }
+    }
+
+    /// `since` (default 0, `invalid_version`), `limit` 1...1000 (default
+    /// 100, `invalid_limit`), `wait` as every feed's (`invalid_wait`).
+    static func eventsQuery(_ query: QueryParameters) throws(APIError) -> (ServerChangeQuery, wait: Duration) {
+        let since = try query.integer(ServerChangeQuery.sinceRule) ?? 0
+        let limit = try query.integer(ServerChangeQuery.limitRule).map { Int($0) } ?? ServerChangeQuery.defaultLimit
+        return (ServerChangeQuery(since: since, limit: limit), try EventRoutes.wait(query))
+    }
+}

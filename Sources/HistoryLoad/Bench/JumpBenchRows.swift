@@ -1,0 +1,145 @@
+import Foundation
+import HTTPCore
+
+/// The bench's jump rows (docs/performance.md, "Jump by time"): a jump by
+/// time deep in the largest conversation against the `around` page of the
+/// same message, interleaved request by request on one connection, so a
+/// busy machine's drift falls on both alike (goal: within 15% at 1M depth).
+/// Each jump is checked too: its anchor must be the target (the first
+/// message of its millisecond) and its page the target's `around` page,
+/// else the row counts a violation.
+extension BenchSuite {
+    /// The targets: this many messages in the oldest tenth of the conversation.
+    static let jumpTargets = 200
+
+    func jumpRows(largest: ConversationCatalog.Entry, log: (String) -> Void) throws -> [Row] {
+        let s = settings
+        log("bench: jump by time vs around, \(largest.id)")
+        let connection = try HTTPClientConnection(host: s.endpoint.host, port: s.endpoint.port, timeout: .seconds(30))
+        defer { connection.close() }
+        let authorization = s.baseline?.adminAuthorization()
+        func get<T: Decodable>(_ target: String, as type: T.Type) throws -> (T, UInt64) {
+            var headers: HTTPHeaders = ["Host": s.endpoint.host]
+            if let authorization { headers.add(name: "Authorization", value: authorization) }
+            let started = ContinuousClock.now
+            let response = try connection.request(HTTPRequest(method: .get, target: target, headers: headers))
+            let elapsed = ContinuousClock.now - started
+            guard response.status == 200 else { throw LoadError("jump rows: \(target) answered \(response.status)") }
+            let micros = UInt64(elapsed.components.seconds) * 1_000_000 + UInt64(elapsed.components.attoseconds / 1_000_000_000_000)
+            return (try JSONDecoder().decode(T.self, from: Data(response.body)), micros)
+        }
+
+        // Targets deep down: at each of `jumpTargets` ids spread over the
+        // oldest tenth, two neighbouring messages; when the second is later
+        // than the first, it is the first message of its millisecond, so a
+        // jump to its time must anchor exactly on it (created times never
+        // decrease in id order). Neighbours in the same millisecond are skipped.
+        guard let oldest = largest.oldestID, let newest = largest.newestID, newest > oldest else {
+            throw LoadError("jump rows: \(largest.id) has no messages")
+        }
+        let span = max(1, (newest - oldest) / 10)
+        var targets: [(id: Int64, time: String)] = []
+        for index in 0..<Self.jumpTargets {
+            let probe = oldest + span * Int64(index) / Int64(Self.jumpTargets)
+            let (page, _) = try get("\(largest.messagesPrefix)around=\(probe)&limit=3", as: JumpPage.self)
+            for (earlier, later) in zip(page.messages, page.messages.dropFirst()) where earlier.created_at < later.created_at {
+                targets.append((later.id, later.created_at))
+                break
+            }
+        }
+        guard !targets.isEmpty else { throw LoadError("jump rows: no targets in \(largest.id)") }
+
+        var around: [UInt64] = [], jump: [UInt64] = []
+        var violations: [String] = []
+        let deadline = ContinuousClock.now + s.duration * 2
+        var rounds = 0
+        repeat {
+            for target in targets {
+                let (byID, aroundMicros) = try get("\(largest.messagesPrefix)around=\(target.id)&limit=50", as: JumpPage.self)
+                let (byTime, jumpMicros) = try get("\(largest.messagesPrefix)around_time=\(target.time)&limit=50", as: JumpPage.self)
+                around.append(aroundMicros)
+                jump.append(jumpMicros)
+                if byTime.anchor?.id != target.id || byTime.messages.map(\.id) != byID.messages.map(\.id) {
+                    if violations.count < 5 { violations.append("around_time=\(target.time): anchor \(byTime.anchor?.id.map(String.init) ?? "none"), expected \(target.id)") }
+                }
+            }
+            rounds += 1
+        } while ContinuousClock.now < deadline && rounds < 50
+        let depth = "\(Format.grouped(Int(largest.messageCount))) messages, oldest tenth"
+        let url = s.endpoint.description
+        let aroundRow = Self.measuredRow("`around` page deep in \(largest.id) (\(depth))", kind: "page around", micros: around,
+                                         violations: [], largest: largest,
+                                         command: "bench --url \(url) (jump rows)", note: "\(targets.count) targets, interleaved with the jump row")
+        var jumpRow = Self.measuredRow("Jump by time deep in \(largest.id) (\(depth))", kind: "page around_time", micros: jump,
+                                       violations: violations, largest: largest,
+                                       command: "bench --url \(url) (jump rows)", note: "")
+        let ratio = Self.median(zip(jump, around).map { Double($0) / Double(max($1, 1)) })
+        jumpRow.note = "median latency ratio to `around`: \(Self.percent(ratio)); anchors checked against `around`"
+            + (violations.isEmpty ? "" : " **\(violations.count) violations**")
+        return [aroundRow, jumpRow]
+    }
+
+    /// A row from latencies measured one by one on a single connection.
+    static func measuredRow(_ name: String, kind: String, micros: [UInt64], violations: [String],
+                            largest: ConversationCatalog.Entry, command: String, note: String) -> Row {
+        let sorted = micros.sorted()
+        func percentile(_ p: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            return Double(sorted[min(sorted.count - 1, Int((Double(sorted.count) * p / 100).rounded(.up)) - 1)]) / 1000
+        }
+        let seconds = max(Double(micros.reduce(0, +)) / 1e6, 0.001)
+        let rate = Double(micros.count) / seconds
+        let report = LoadReport(measured: kind, count: micros.count, seconds: seconds, p50: percentile(50), p90: percentile(90),
+                                p99: percentile(99), p999: percentile(99.9), max: percentile(100), largest: largest,
+                                violations: violations)
+        return Row(name: name, command: command, report: report, rate: rate, p50: percentile(50), p99: percentile(99),
+                   p999: percentile(99.9), note: note)
+    }
+
+    private struct JumpPage: Decodable {
+        struct Message: Decodable {
+            let id: Int64
+            let created_at: String
+        }
+        struct Anchor: Decodable {
+            let id: Int64?
+        }
+        let messages: [Message]
+        let anchor: Anchor?
+    }
+}
+
+extension LoadReport {
+    /// The report of a row measured outside `LoadRun` (one connection, one
+    /// request at a time): one kind, its latencies, and its violations.
+    init(measured kind: String, count: Int, seconds: Double, p50: Double, p90: Double, p99: Double, p999: Double,
+         max: Double, largest: ConversationCatalog.Entry, violations: [String]) {
+        scenario = kind
+        mode = "closed loop, one connection"
+        clients = 1
+        users = [kind: 1]
+        conversations = 1
+        largestConversation = largest.id
+        largestMessageCount = largest.messageCount
+        durationSeconds = seconds
+        requests = UInt64(count)
+        requestsPerSecond = Double(count) / seconds
+        p50Ms = p50
+        p99Ms = p99
+        bytes = 0
+        kinds = [KindRow(kind: kind, count: UInt64(count), perSecond: Double(count) / seconds, p50Ms: p50, p90Ms: p90,
+                         p99Ms: p99, p999Ms: p999, maxMs: max, bytes: 0)]
+        errors = [:]
+        errorCount = 0
+        checks = ["jump anchors": count]
+        invariants = [InvariantRow(name: "jump anchor is the smallest id at or after the time", violations: violations.count,
+                                   examples: violations)]
+        violationCount = violations.count
+        ackedPosts = 0
+        ackedPostsReadable = 0
+        ackedPostsMissing = 0
+        peakWindowMessages = 0
+        windowCapacity = 0
+        idleConnectionsOpen = 0
+    }
+}
