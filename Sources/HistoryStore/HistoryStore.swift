@@ -154,6 +154,26 @@ public protocol HistoryStore: Sendable {
     /// How many waits are parked now (a metric).
     var parkedWaitCount: Int { get }
 
+    // MARK: - Typing (never stored: see `TypingBoard`)
+
+    /// `user` says it is typing (or stopped) in `conversation`; `access`
+    /// is decided in a snapshot as for a read (a stranger: `.conversationNotFound`).
+    /// - Returns: true when the call was broadcast; false when it changed
+    ///   nothing or came within 2 s of the user's last accepted call.
+    func tellTyping(_ typing: Bool, as user: UserID, in conversation: ConversationID,
+                    access: AccessCheck) throws(StoreError) -> Bool
+
+    /// Everyone typing in `conversation` now, in user order.
+    func typers(in conversation: ConversationID) -> [UserID]
+
+    /// Calls `handler` with the whole list after every change of
+    /// `conversation`'s typers (an expiry too), this instance's or heard
+    /// from another, in order, on the store's own queue: it must not block.
+    func observeTyping(in conversation: ConversationID,
+                       _ handler: @escaping @Sendable ([UserID]) -> Void) -> TypingObservation
+
+    func stopObservingTyping(_ observation: TypingObservation)
+
     // MARK: - Lifecycle
 
     /// Proves the store answers now (`/healthz`): cheap, and bounded in
@@ -188,6 +208,23 @@ extension HistoryStore {
     /// A store without commits of its own to report (a wrapper in tests)
     /// reports none.
     public func observeUserChanges(_ handler: @escaping @Sendable (Set<UserID>?) -> Void) {}
+
+    /// A store without a typing board of its own (a wrapper in tests)
+    /// shows no one typing.
+    public func tellTyping(_ typing: Bool, as user: UserID, in conversation: ConversationID,
+                           access: AccessCheck) throws(StoreError) -> Bool {
+        _ = try self.conversation(conversation, access: access)
+        return false
+    }
+
+    public func typers(in conversation: ConversationID) -> [UserID] { [] }
+
+    public func observeTyping(in conversation: ConversationID,
+                              _ handler: @escaping @Sendable ([UserID]) -> Void) -> TypingObservation {
+        TypingObservation(rawValue: 0)
+    }
+
+    public func stopObservingTyping(_ observation: TypingObservation) {}
 
     public func ping() throws(StoreError) {
         do {

@@ -70,6 +70,7 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         InboxRoutes(environment: environment).register(in: &router)
         ServerFeedRoutes(environment: environment).register(in: &router)
         ReadMarkerRoutes(environment: environment).register(in: &router)
+        TypingRoutes(environment: environment).register(in: &router)
         self.router = router
         self.access = access
         self.clients = clients

@@ -20,6 +20,7 @@ struct EventRoutes {
         let access = try environment.access(request, .readEvents)
         var (query, wait) = try Self.eventsQuery(request.query)
         query.resetAfter = environment.feeds.resetAfter
+        let withTyping = try Self.typingFlag(request.query)
         let streaming = StreamRequest.wantsStream(request.http)
         if streaming, let cursor = try StreamRequest.lastEventID(request.http) { query.since = cursor }
         let feed = try environment.read(request) { () throws(StoreError) in
@@ -28,16 +29,37 @@ struct EventRoutes {
         let source = ConversationFeedSource(store: environment.store, conversation: conversation, query: query,
                                             caller: caller, access: access)
         if streaming {
-            EventStream(request: request, caller: caller, feed: source, environment: environment).start(first: feed)
+            let stream = EventStream(request: request, caller: caller, feed: source, environment: environment)
+            followTyping(in: conversation, on: stream)
+            stream.start(first: feed)
             return
         }
+        let typers = withTyping ? environment.store.typers(in: conversation) : nil
         guard feed.events.isEmpty && !feed.hasMore && !feed.reset && wait > .zero else {
-            request.respond(.ok, json: JSONWriter.changeFeed(feed, budget: environment.limits.maximumResponseBytes))
+            let budget = environment.limits.maximumResponseBytes
+            request.respond(.ok, json: typers.map { JSONWriter.changeFeed(feed, typing: $0, budget: budget) }
+                ?? JSONWriter.changeFeed(feed, budget: budget))
+            return
+        }
+        if let typers {
+            LongPoll(request: request, caller: caller, feed: TypingFeedSource(events: source, baseline: typers),
+                     deadline: .now + wait, environment: environment).start(after: feed.version)
             return
         }
         let poll = LongPoll(request: request, caller: caller, feed: source, deadline: .now + wait,
                             environment: environment)
         poll.start(after: feed.version)
+    }
+
+    /// `typing`: `1` adds who is typing to the answer and answers a
+    /// long-poll when that list changes; `0` or absent, nothing changes.
+    /// Anything else: 400 `bad_request`.
+    static func typingFlag(_ query: QueryParameters) throws(APIError) -> Bool {
+        switch try query.value("typing", invalid: .badRequest) {
+        case nil, "0": false
+        case "1": true
+        case let other?: throw APIError(.badRequest, "typing must be 1 or 0, not '\(abbreviated(other))'")
+        }
     }
 
     /// `since` (default 0: `invalid_version`), `limit` (1...1000, default 100:

@@ -30,7 +30,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Users per scenario for --scenario mix, e.g. scrollback=5,deep=3,post=1.")
     var mix: MixWeights = .standard
 
-    @Option(help: "Tail and inbox: posting clients beside the readers (default: clients / 8, inbox: clients / 4).")
+    @Option(help: "Tail and inbox: posting clients beside the readers (default: clients / 8, inbox: clients / 4); typing: typers (default 1000).")
     var writers: Int?
 
     @Option(help: "tail, inbox: the writers post through this server instead, another instance on the same PostgreSQL database (cross-instance delivery).")
@@ -100,6 +100,13 @@ struct RunCommand: ParsableCommand {
         plan.loopThreads = loops
         plan.settings.credentials = try tokens.credentials()
         plan.settings.inboxUsers = tokens.members
+        if scenario == .typing {
+            let comparison = try TypingComparison.execute(plan)
+            print(comparison.text)
+            if let json { try comparison.withTypers.writeJSON(to: json) }
+            if !comparison.passed { throw ExitCode(1) }
+            return
+        }
         let report = try LoadRun.execute(plan)
         print(report.text)
         if let json { try report.writeJSON(to: json) }

@@ -31,6 +31,8 @@ enum RequestKind: Int, CaseIterable, Sendable {
     case inboxEvents
     /// Not a request: a post's send time to an inbox feed answer carrying it.
     case inboxDelivery
+    /// `PUT .../typing`.
+    case typing
 
     var name: String {
         switch self {
@@ -55,6 +57,7 @@ enum RequestKind: Int, CaseIterable, Sendable {
         case .markRead: "mark read"
         case .inboxEvents: "inbox events (long-poll)"
         case .inboxDelivery: "post-to-inbox-feed"
+        case .typing: "typing"
         }
     }
 

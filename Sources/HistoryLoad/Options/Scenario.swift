@@ -20,13 +20,16 @@ enum Scenario: String, ExpressibleByArgument, CaseIterable, Sendable {
     /// unread message, read to the bottom and move the read marker, while
     /// writers post (seed with `--add-members` first).
     case inbox
+    /// Deep readers alone, then beside `--writers` typers (default 1,000):
+    /// the page rate with and without typing (`TypingComparison`).
+    case typing
     /// Users split over the scenarios by `--mix` weights.
     case mix
     /// `--path` of any HTTP server, status checked only (the tool's ceiling; compare with wrk).
     case get
 
     /// The scenarios a `--mix` may name.
-    static var mixable: [Scenario] { allCases.filter { $0 != .mix && $0 != .get } }
+    static var mixable: [Scenario] { allCases.filter { $0 != .mix && $0 != .get && $0 != .typing } }
 }
 
 /// `--mix scrollback=5,deep=3,post=1`: how `mix` splits its users.

@@ -143,6 +143,7 @@ enum LoadRun {
             return switch scenario {
             case .scrollback: ScrollbackUser()
             case .deep, .mix: DeepUser()
+            case .typing: TypingUser()
             case .newest: NewestUser()
             case .short: ShortUser()
             case .jump: JumpUser()

@@ -19,6 +19,9 @@ import HistoryStore
 /// - `i ACTIVITY [s=SEQ,SEQ,...] [u=USER,USER,...]`: the server-wide
 ///   activity counter reached ACTIVITY, changing these conversations (by
 ///   `seq`) and these users' markers or memberships.
+/// - `t 1|0 CONVERSATION_ID USER_ID ORIGIN`: a typing call that instance
+///   ORIGIN accepted (1: typing, 0: stopped). Sent outside any transaction
+///   (typing is never stored); ORIGIN lets an instance skip its own.
 ///
 /// Conversation ids and user ids cannot hold a space, a comma or `=`, so the
 /// fields need no escaping. A notice too long for one payload is split
@@ -27,6 +30,7 @@ import HistoryStore
 public enum ChangeNotice: Hashable, Sendable {
     case conversation(ConversationID, version: Int64, changedIDs: [ClosedRange<Int64>]?)
     case inbox(activity: Int64, conversations: [Int64], users: [String])
+    case typing(TypingChange, origin: String)
 
     /// The channel every instance listens on.
     public static let channel = "history_changes"
@@ -83,6 +87,8 @@ public enum ChangeNotice: Hashable, Sendable {
             // line with the same activity.
             return Self.chunks("s", seqs, head: head, maximumBytes: maximumBytes)
                 + Self.chunks("u", users, head: head, maximumBytes: maximumBytes)
+        case .typing(let change, let origin):
+            return ["t \(change.typing ? 1 : 0) \(change.conversation.rawValue) \(change.user.rawValue) \(origin)"]
         }
     }
 
@@ -141,6 +147,11 @@ public enum ChangeNotice: Hashable, Sendable {
                 }
             }
             return .inbox(activity: number, conversations: conversations, users: users)
+        case "t":
+            guard fields.count == 5, number == 0 || number == 1, let conversation = ConversationID(String(fields[2])),
+                  let user = UserID(fields[3]), !fields[4].isEmpty else { return nil }
+            return .typing(TypingChange(conversation: conversation, user: user, typing: number == 1),
+                           origin: String(fields[4]))
         default:
             return nil
         }

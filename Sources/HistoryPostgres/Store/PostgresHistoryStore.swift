@@ -84,6 +84,10 @@ final class PostgresBackend: StoreEngine {
     let listener: PostgresChangeListener
     let waiters: VersionWaiters
     let inboxWaiters: InboxWaiters
+    /// Typing: this instance's accepted calls go out through `typingRelay`,
+    /// the other instances' come in through the listener.
+    let typing: TypingBoard
+    private let typingRelay: PostgresTypingRelay
     /// Set by `finishWrites`: a read then fails `.closed` rather than retry.
     private let isClosed = Atomic<Bool>(false)
 
@@ -123,19 +127,25 @@ final class PostgresBackend: StoreEngine {
         }
         let waiters = VersionWaiters()
         let inboxWaiters = InboxWaiters()
+        let typing = TypingBoard()
+        let onWarning = configuration.onWarning
+        let typingRelay = PostgresTypingRelay(uri: configuration.uri, applicationName: configuration.applicationName) { error in
+            onWarning?("PostgreSQL: typing calls not relayed to the other instances: \(error.message)")
+        }
+        typing.relay(to: typingRelay.send)
+        let origin = typingRelay.origin
         // The writer's sessions are its own, so reads never wait behind a
         // batch and a batch never waits behind reads.
         let writerPool = PostgresConnectionPool(uri: configuration.uri, maximumConnections: 2,
                                                 applicationName: configuration.applicationName + " writer")
         let onBatchCommitted = configuration.onBatchCommitted
         let writer = PostgresWriter(pool: writerPool, maximumBatchSize: configuration.maximumBatchSize) { commit in
-            Self.publish(commit.notices, to: waiters, inboxWaiters)
+            Self.publish(commit.notices, to: waiters, inboxWaiters, typing, origin: origin)
             onBatchCommitted?(commit.size)
         }
-        let onWarning = configuration.onWarning
         let listener = PostgresChangeListener(
             uri: configuration.uri,
-            onNotices: { notices in Self.publish(notices, to: waiters, inboxWaiters) },
+            onNotices: { notices in Self.publish(notices, to: waiters, inboxWaiters, typing, origin: origin) },
             onGap: {
                 onWarning?("PostgreSQL: listening again for other instances' commits; waking every parked long-poll")
                 waiters.wakeAll()
@@ -155,6 +165,7 @@ final class PostgresBackend: StoreEngine {
             try listener.start()
         } catch {
             listener.close()
+            typingRelay.close()
             writer.close()
             writerPool.close()
             readers.close()
@@ -167,11 +178,14 @@ final class PostgresBackend: StoreEngine {
         self.listener = listener
         self.waiters = waiters
         self.inboxWaiters = inboxWaiters
+        self.typing = typing
+        self.typingRelay = typingRelay
     }
 
     /// Wakes the waits a commit concerns; the same code for this instance's
     /// commits and for those heard from others.
-    static func publish(_ notices: [ChangeNotice], to waiters: VersionWaiters, _ inboxWaiters: InboxWaiters) {
+    static func publish(_ notices: [ChangeNotice], to waiters: VersionWaiters, _ inboxWaiters: InboxWaiters,
+                        _ typing: TypingBoard, origin: String) {
         for notice in notices {
             switch notice {
             case .conversation(let id, let version, let changedIDs):
@@ -179,6 +193,9 @@ final class PostgresBackend: StoreEngine {
                                 changed: changedIDs.map { ChangedMessageIDs(ranges: $0) })
             case .inbox(let activity, let conversations, let users):
                 inboxWaiters.publish(activity: activity, conversations: Set(conversations), users: Set(users))
+            case .typing(let change, let from):
+                // This instance applied its own calls when they were made.
+                if from != origin { typing.hear(change) }
             }
         }
     }
@@ -205,6 +222,7 @@ final class PostgresBackend: StoreEngine {
     /// Stops listening, then closes every session.
     func close() {
         listener.close()
+        typingRelay.close()
         writerPool.close()
         readers.close()
     }

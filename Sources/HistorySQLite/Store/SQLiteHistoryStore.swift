@@ -48,6 +48,8 @@ final class SQLiteBackend: StoreEngine {
     private let batcher: AppendBatcher
     let waiters: VersionWaiters
     let inboxWaiters: InboxWaiters
+    /// One process: typing lives and expires here alone.
+    let typing = TypingBoard()
     private let seqCache = ConversationSeqCache()
     private let largeInboxes = LargeInboxes()
 

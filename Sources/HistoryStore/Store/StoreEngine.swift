@@ -19,6 +19,9 @@ package protocol StoreEngine: Sendable {
     var waiters: VersionWaiters { get }
     /// The parked long-polls of the user feeds, woken likewise.
     var inboxWaiters: InboxWaiters { get }
+    /// Who is typing: in memory, fed by this instance's calls and (with
+    /// several instances) by those the others relay.
+    var typing: TypingBoard { get }
 
     /// Proves the database answers now, cheaply and within bounded time.
     func ping() throws(StoreError)

@@ -206,6 +206,7 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
         backend.finishWrites()
         backend.waiters.close()
         backend.inboxWaiters.close()
+        backend.typing.close()
         backend.close()
     }
 

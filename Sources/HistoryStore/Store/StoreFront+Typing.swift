@@ -1,0 +1,27 @@
+/// Typing on the front: access decided in a snapshot like a read's, the
+/// rest on the backend's `TypingBoard` (memory only, never the database).
+extension StoreFront {
+    public func tellTyping(_ typing: Bool, as user: UserID, in conversation: ConversationID,
+                           access: AccessCheck) throws(StoreError) -> Bool {
+        // The same check a read of the conversation passes: a stranger
+        // gets the answer of a missing conversation.
+        _ = try read { reads throws(StoreError) in try reads.conversation(conversation, access: access) }
+        return backend.typing.tell(typing, user: user, in: conversation) == .accepted
+    }
+
+    public func typers(in conversation: ConversationID) -> [UserID] {
+        backend.typing.typers(in: conversation)
+    }
+
+    public func observeTyping(in conversation: ConversationID,
+                              _ handler: @escaping @Sendable ([UserID]) -> Void) -> TypingObservation {
+        backend.typing.observe(conversation, handler)
+    }
+
+    public func stopObservingTyping(_ observation: TypingObservation) {
+        backend.typing.stopObserving(observation)
+    }
+
+    /// The board itself: tests shorten its durations (`use(_:)`) and read its size.
+    package var typingBoard: TypingBoard { backend.typing }
+}
