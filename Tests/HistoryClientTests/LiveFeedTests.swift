@@ -31,6 +31,7 @@ struct LiveFeedTests {
     @Test func aStreamResumesWithLastEventID() async throws {
         let opened = Locked(0)
         let transport = ScriptedTransport { request in
+            guard request.isStream else { return ScriptedJSON.caughtUp(request) }
             let count = opened.withLock { $0 += 1; return $0 }
             let events = ScriptedJSON.sse(1, version: 1) + ScriptedJSON.sse(2, version: 2)
             if count == 1 {
@@ -45,8 +46,10 @@ struct LiveFeedTests {
         for _ in 0..<3 { versions.append(try #require(try await iterator.next()).version) }
         #expect(versions == [1, 2, 3])
         #expect(iterator.version == 3)
-        let requests = transport.requests
-        #expect(requests.count == 2 && requests.allSatisfy { $0.isStream })
+        // Each stream opens after a plain request found nothing to catch up on.
+        #expect(transport.requests.map(\.isStream) == [false, true, false, true])
+        let requests = transport.requests.filter { $0.isStream }
+        #expect(requests.count == 2)
         #expect(requests[0].lastEventID == nil && requests[0].query["since"] == "0")
         #expect(requests[1].lastEventID == "2" && requests[1].query["since"] == "2")
     }
@@ -55,7 +58,8 @@ struct LiveFeedTests {
     /// as a failure (one failure would end this feed), and the feed goes on.
     @Test func aStreamWaitsOutA429() async throws {
         let opened = Locked(0)
-        let transport = ScriptedTransport { _ in
+        let transport = ScriptedTransport { request in
+            guard request.isStream else { return ScriptedJSON.caughtUp(request) }
             if opened.withLock({ $0 += 1; return $0 }) == 1 {
                 return .json(status: 429, body: #"{"error":{"code":"rate_limited","message":"slow down"}}"#,
                              headers: ["Retry-After": "1"])
@@ -67,7 +71,7 @@ struct LiveFeedTests {
         var iterator = client.events(of: "c", since: 0).makeAsyncIterator()
         #expect(try await iterator.next()?.version == 1)
         #expect(ContinuousClock.now - start >= .seconds(1))
-        #expect(transport.requests.count == 2)
+        #expect(transport.requests.filter { $0.isStream }.count == 2)
     }
 
     /// A server that answers the stream's request with JSON does not
@@ -81,9 +85,10 @@ struct LiveFeedTests {
         var iterator = client.events(of: "c", since: 0).makeAsyncIterator()
         var versions: [Int64] = []
         for _ in 0..<3 { versions.append(try #require(try await iterator.next()).version) }
+        // A catch-up, the stream's request answered with JSON, then long-polls only.
         let requests = transport.requests
-        #expect(requests.first?.isStream == true)
-        #expect(requests.dropFirst().allSatisfy { !$0.isStream && $0.query["wait"] != nil })
+        #expect(requests.map(\.isStream).prefix(2) == [false, true])
+        #expect(requests.dropFirst(2).allSatisfy { !$0.isStream && $0.query["wait"] != nil })
         // The stream's JSON answer is not taken for events: it is asked again as a long-poll.
         #expect(versions == [1, 2, 3])
     }
@@ -136,7 +141,9 @@ struct LiveFeedTests {
         #expect(versions == Array(1...8))
         let kinds = transport.requests.map(\.isStream)
         #expect(kinds.filter { $0 }.count == 3)
-        #expect(Array(kinds.prefix(6)) == [true, false, true, false, true, false])
+        // catch-up, stream (fails), long-poll (answers: a strike), three times; then long-polls.
+        #expect(Array(kinds.prefix(9)) == [false, true, false, false, true, false, false, true, false])
+        #expect(kinds.dropFirst(9).allSatisfy { !$0 })
     }
 
     /// A stream cut after it delivered (a phone changing networks) is not
@@ -144,7 +151,7 @@ struct LiveFeedTests {
     @Test func aStreamCutAfterDeliveringIsReopened() async throws {
         let opened = Locked(0)
         let transport = ScriptedTransport { request in
-            guard request.isStream else { return .json(status: 500, body: "{}") }
+            guard request.isStream else { return ScriptedJSON.caughtUp(request) }
             let count = opened.withLock { $0 += 1; return $0 }
             return .stream(chunks: [ScriptedJSON.sse(Int64(count), version: Int64(count))], end: count < 5 ? .fail : .hang)
         }
@@ -152,16 +159,18 @@ struct LiveFeedTests {
         var versions: [Int64] = []
         for _ in 0..<5 { versions.append(try #require(try await iterator.next()).version) }
         #expect(versions == [1, 2, 3, 4, 5])
-        #expect(transport.requests.allSatisfy { $0.isStream })
-        #expect(transport.requests.dropFirst().map(\.lastEventID) == ["1", "2", "3", "4"])
+        let streams = transport.requests.filter { $0.isStream }
+        #expect(streams.count == 5)
+        #expect(streams.dropFirst().map(\.lastEventID) == ["1", "2", "3", "4"])
     }
 
     /// `event: reset` is a batch of its own on `batches`, and an error
     /// carrying its version on the one-event-at-a-time sequence.
     @Test func aResetIsABatchOrAnError() async throws {
         let reset = #"{"events":[],"reset":true,"has_more":false,"version":5000}"#
-        let transport = ScriptedTransport { _ in
-            .stream(chunks: [ScriptedJSON.sse(1, version: 1) + "id: 5000\nevent: reset\ndata: \(reset)\n\n"], end: .hang)
+        let transport = ScriptedTransport { request in
+            guard request.isStream else { return ScriptedJSON.caughtUp(request) }
+            return .stream(chunks: [ScriptedJSON.sse(1, version: 1) + "id: 5000\nevent: reset\ndata: \(reset)\n\n"], end: .hang)
         }
         let client = Self.client(transport)
         var batches = client.events(of: "c", since: 0).batches.makeAsyncIterator()
@@ -190,8 +199,9 @@ struct LiveFeedTests {
     /// Typing lists: a stream's `typing` events, and long-polls asked with
     /// `typing=1` whose lists are handed on only when they change.
     @Test func typingListsArriveWhenTheyChange() async throws {
-        let transport = ScriptedTransport { _ in
-            .stream(chunks: ["event: typing\ndata: {\"typing\":[\"ben\"]}\n\n"], end: .hang)
+        let transport = ScriptedTransport { request in
+            guard request.isStream else { return ScriptedJSON.caughtUp(request) }
+            return .stream(chunks: ["event: typing\ndata: {\"typing\":[\"ben\"]}\n\n"], end: .hang)
         }
         var stream = Self.client(transport).events(of: "c", since: 0, typing: true).batches.makeAsyncIterator()
         #expect(try await stream.next()?.typing == ["ben"])
@@ -213,11 +223,12 @@ struct LiveFeedTests {
     @Test func theInboxFeedStreamsAndResets() async throws {
         let transport = ScriptedTransport { request in
             #expect(request.path == "/v1/users/me/events")
+            guard request.isStream else { return ScriptedJSON.caughtUp(request) }
             return .stream(chunks: [#"id: 40\#nevent: reset\#ndata: {"events":[],"reset":true,"has_more":false,"activity":40}\#n\#n"#], end: .hang)
         }
         var batches = Self.client(transport).inboxFeed(since: 2).batches.makeAsyncIterator()
         let batch = try #require(try await batches.next())
         #expect(batch.reset && batch.activity == 40)
-        #expect(transport.requests.first?.isStream == true)
+        #expect(transport.requests.map(\.isStream) == [false, true])
     }
 }

@@ -42,6 +42,13 @@ extension JSONWriter {
         return buffer.finish()
     }
 
+    /// One element of the backend feed's `events`: a stream's `data`.
+    static func serverEvent(_ event: ServerChangeEvent) -> [UInt8] {
+        var buffer = JSONBuffer(capacity: serverEventBound(event))
+        buffer.write(atMost: serverEventBound(event)) { writeServerEvent(event, to: &$0) }
+        return buffer.finish()
+    }
+
     /// One event, the object a stream's `data:` line carries too.
     static func writeServerEvent(_ event: ServerChangeEvent, to cursor: inout ByteCursor) {
         cursor.write(#"{"activity":"#)

@@ -161,7 +161,25 @@ struct ServerFeedSource: PolledFeed {
 
     func hasNews(_ feed: ServerChangeFeed) -> Bool { !feed.events.isEmpty || feed.hasMore }
 
+    func hasMore(_ feed: ServerChangeFeed) -> Bool { feed.hasMore }
+
     func position(of feed: ServerChangeFeed) -> Int64 { feed.activity }
+
+    // Merging live-streams and live-reads: the stream requirement for the
+    // backend feed, its events as the long-poll's elements.
+    func streamEvents(_ feed: ServerChangeFeed) -> [ServerSentEvent] {
+        feed.events.map { event in
+            let type = switch event.kind {
+            case .created: "created"
+            case .edited: "edited"
+            case .deleted: "deleted"
+            case .memberAdded: "member_added"
+            case .memberChanged: "member_changed"
+            case .memberRemoved: "member_removed"
+            }
+            return ServerSentEvent(id: event.activity, type: type, data: JSONWriter.serverEvent(event))
+        }
+    }
 
     func nothing(after position: Int64) -> ServerChangeFeed { ServerChangeFeed(events: [], hasMore: false, activity: position) }
 

@@ -108,6 +108,16 @@ final class ScriptedTransport: HistoryTransport {
 
 /// JSON the scripted server answers with.
 enum ScriptedJSON {
+    /// The plain request a feed makes before it opens a stream, answered
+    /// "nothing after `since`" (a conversation's or an inbox's feed).
+    static func caughtUp(_ request: ScriptedTransport.Request) -> ScriptedTransport.Answer {
+        let since = request.query["since"] ?? "0"
+        if request.path.hasPrefix("/v1/users/") {
+            return .json(status: 200, body: #"{"events":[],"has_more":false,"activity":\#(since)}"#)
+        }
+        return .json(status: 200, body: #"{"events":[],"has_more":false,"version":\#(since)}"#)
+    }
+
     static func message(_ id: Int64, version: Int64, sender: String = "ben", conversation: String = "c") -> String {
         #"{"id":\#(id),"conversation_id":"\#(conversation)","sender":"\#(sender)","body":"m\#(id)","created_at":"2026-11-21T10:00:00.000Z","edited_at":null,"deleted":false,"reply_to":null,"client_id":null,"version":\#(version)}"#
     }

@@ -58,6 +58,11 @@ struct FeedPlan<Source: FeedSource>: Sendable {
 /// retry) is simply asked again from the same position after a backoff,
 /// with `Last-Event-ID` on a stream: nothing is lost, nothing repeats.
 ///
+/// Before each stream opens, the feed catches up with plain requests
+/// (`has_more` followed page by page, as with long-polls), so a consumer
+/// meets a long gap as full pages (``ChatScreenModel`` reopens at the
+/// newest page then) and the stream carries the live tail.
+///
 /// A 429 or 503 with `Retry-After` is not a failure of the connection: it
 /// neither grows the backoff nor counts toward
 /// ``ReconnectPolicy/maximumAttempts``; the feed waits and goes on.
@@ -71,6 +76,11 @@ struct FeedPoller<Source: FeedSource> {
     private var consecutiveFailures = 0
     /// The stream being read, if one is open.
     private var stream: FeedStreamReader<Source.Answer>?
+    /// Before a stream opens, plain requests read what is already there,
+    /// page by page (`has_more`), as long-polls would: a consumer sees a
+    /// long gap as full pages and can reopen at the newest page instead of
+    /// taking it all. The stream then carries the live tail.
+    private var needsCatchUp = true
     /// Some stream of this feed delivered something: the next one resumes with `Last-Event-ID`.
     private var resumesStream = false
     /// Automatic mode: streams are not available (the transport or the server) or kept failing.
@@ -110,7 +120,11 @@ struct FeedPoller<Source: FeedSource> {
             let streaming = usesStream
             do {
                 let next: Source.Answer?
-                if streaming {
+                if streaming && needsCatchUp {
+                    let answer = try await source.answer(from: client, since: position, wait: nil)
+                    needsCatchUp = answer.hasMore
+                    next = answer
+                } else if streaming {
                     next = try await nextStreamedAnswer()
                 } else {
                     next = try await source.answer(from: client, since: position,
@@ -217,6 +231,7 @@ struct FeedPoller<Source: FeedSource> {
     private mutating func closeStream() {
         stream?.cancel()
         stream = nil
+        needsCatchUp = true
     }
 }
 
