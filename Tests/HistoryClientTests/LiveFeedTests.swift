@@ -231,4 +231,27 @@ struct LiveFeedTests {
         #expect(batch.reset && batch.activity == 40)
         #expect(transport.requests.map(\.isStream) == [false, true])
     }
+
+    /// A stream refused for an expired token is opened again once with a
+    /// new token from the provider, as any request is.
+    @Test func aStreamRefusedForAnExpiredTokenIsOpenedWithANewOne() async throws {
+        let transport = ScriptedTransport { request in
+            guard request.isStream else { return ScriptedJSON.caughtUp(request) }
+            if request.authorization == "Bearer t2" {
+                return .json(status: 401, body: #"{"error":{"code":"token_expired","message":"expired"}}"#)
+            }
+            return .stream(chunks: [ScriptedJSON.sse(1, version: 1)], end: .hang)
+        }
+        let issued = Locked(0)
+        let client = ChatHistoryClient(
+            baseURL: URL(string: "http://chat.invalid")!,
+            configuration: HistoryClientConfiguration(reconnect: Self.fast, tokenProvider: {
+                "t\(issued.withLock { $0 += 1; return $0 })"
+            }),
+            transport: transport)
+        var iterator = client.events(of: "c", since: 0).makeAsyncIterator()
+        #expect(try await iterator.next()?.version == 1)
+        let streams = transport.requests.filter { $0.isStream }
+        #expect(streams.map(\.authorization) == ["Bearer t2", "Bearer t3"])
+    }
 }

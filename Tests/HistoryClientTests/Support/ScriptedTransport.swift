@@ -33,6 +33,7 @@ final class ScriptedTransport: HistoryTransport {
         var lastEventID: String?
         var method: String
         var body: String
+        var authorization: String?
     }
 
     private let script: @Sendable (Request) -> Answer
@@ -54,7 +55,8 @@ final class ScriptedTransport: HistoryTransport {
         let request = Request(path: components.path, query: query, isStream: isStream,
                               lastEventID: urlRequest.value(forHTTPHeaderField: "Last-Event-ID"),
                               method: urlRequest.httpMethod ?? "GET",
-                              body: String(decoding: urlRequest.httpBody ?? Data(), as: UTF8.self))
+                              body: String(decoding: urlRequest.httpBody ?? Data(), as: UTF8.self),
+                              authorization: urlRequest.value(forHTTPHeaderField: "Authorization"))
         recorded.withLock { $0.append(request) }
         return request
     }
