@@ -159,11 +159,12 @@ struct TokensModeTests {
             settings.inbox = false   // their set-up at full size is not this test's subject
             let rows = try BenchSuite(settings: settings).run { _ in }
             let names = rows.map(\.name)
-            #expect(names.count == 8, "\(names)")
+            #expect(names.count == 10, "\(names)")
             #expect(names[0].hasPrefix("Deep `before` pages, load-0000"))
             #expect(names[3] == "Deep pages, tokens HS256")
             #expect(names[4] == "Deep pages, tokens ES256")
-            #expect(names[7] == "Deep pages with 10 idle keep-alive connections open")
+            #expect(names[5].hasPrefix("`around` page deep in load-0000") && names[6].hasPrefix("Jump by time deep in"))
+            #expect(names[9] == "Deep pages with 10 idle keep-alive connections open")
             #expect(rows[3].note.contains(" vs deep "))
             // Every row, the admin-token ones included, got through: no 401, no 403.
             #expect(rows.allSatisfy { $0.report.passed && $0.report.errorCount == 0 }, "\(rows.map { $0.report.errors })")

@@ -36,7 +36,8 @@ extension PostgresTests {
                 #expect(try strings(connection, "SELECT version || ':' || name || ':' || checksum FROM schema_migrations ORDER BY version")
                     == migrations.map { "\($0.version):\($0.name):\($0.checksum)" })
                 #expect(try strings(connection, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")
-                    == ["activity_counter", "conversations", "members", "messages", "removed_members", "schema_migrations"])
+                    == ["activity_counter", "change_log", "conversations", "members", "messages", "removed_members",
+                        "schema_migrations"])
                 #expect(try strings(connection, "SELECT value FROM activity_counter") == ["0"])
                 // The lock is released: another session can take it at once.
                 #expect(try PGConnection(uri: uri).query("SELECT pg_try_advisory_lock($1)", [.int64(PostgresMigrator.lockKey)]).bool(0, 0))

@@ -359,7 +359,7 @@ struct InboxTests {
             let toPair = try await rowsWritten { try await store.post(1, to: "pair") }
             let toCrowd = try await rowsWritten { try await store.post(1, to: "crowd") }
             #expect(toPair == toCrowd)
-            #expect(toPair == 3, "the message, its conversation, the activity counter")
+            #expect(toPair == 4, "the message, its conversation, the activity counter, its change_log row")
         }
     }
 

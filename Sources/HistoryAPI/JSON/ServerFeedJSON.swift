@@ -42,8 +42,8 @@ extension JSONWriter {
         return buffer.finish()
     }
 
-    /// One element of the backend feed's `events`: a stream's `data`.
-    static func serverEvent(_ event: ServerChangeEvent) -> [UInt8] {
+    /// One event alone: a stream's `data:`.
+    public static func serverEvent(_ event: ServerChangeEvent) -> [UInt8] {
         var buffer = JSONBuffer(capacity: serverEventBound(event))
         buffer.write(atMost: serverEventBound(event)) { writeServerEvent(event, to: &$0) }
         return buffer.finish()

@@ -165,19 +165,10 @@ struct ServerFeedSource: PolledFeed {
 
     func position(of feed: ServerChangeFeed) -> Int64 { feed.activity }
 
-    // Merging live-streams and live-reads: the stream requirement for the
-    // backend feed, its events as the long-poll's elements.
+    /// No reset: a backend needs every change, however far behind it is.
     func streamEvents(_ feed: ServerChangeFeed) -> [ServerSentEvent] {
         feed.events.map { event in
-            let type = switch event.kind {
-            case .created: "created"
-            case .edited: "edited"
-            case .deleted: "deleted"
-            case .memberAdded: "member_added"
-            case .memberChanged: "member_changed"
-            case .memberRemoved: "member_removed"
-            }
-            return ServerSentEvent(id: event.activity, type: type, data: JSONWriter.serverEvent(event))
+            ServerSentEvent(id: event.activity, type: event.kind.name, data: JSONWriter.serverEvent(event))
         }
     }
 

@@ -3,8 +3,10 @@ import HistoryStore
 
 /// `GET /v1/events?since=A&wait=S&limit=L`: the backend feed, every change
 /// on the server in `activity` order (docs/API.md, "Live"), long-polled
-/// when `wait` is given. Administrators only (open mode, admin tokens): a
-/// user token is 403 `forbidden`, whatever it names.
+/// when `wait` is given, streamed (`EventStream`) when the request accepts
+/// `text/event-stream`. Administrators only (open mode, admin tokens): a
+/// user token is 403 `forbidden`, whatever it names. Never reset: a
+/// backend resuming after days must still see every change.
 struct ServerFeedRoutes {
     let environment: RouteEnvironment
 
@@ -14,13 +16,19 @@ struct ServerFeedRoutes {
 
     private func events(_ request: APIRequest) throws(APIError) {
         let grant = try environment.authorize(request, .readServerFeed)
-        let (query, wait) = try Self.eventsQuery(request.query)
+        var (query, wait) = try Self.eventsQuery(request.query)
+        let streaming = StreamRequest.wantsStream(request.http)
+        if streaming, let cursor = try StreamRequest.lastEventID(request.http) { query.since = cursor }
         let feed = try read(request) { () throws(StoreError) in try environment.store.serverChanges(query) }
+        let source = ServerFeedSource(store: environment.store, query: query)
+        if streaming {
+            EventStream(request: request, caller: grant.caller, feed: source, environment: environment).start(first: feed)
+            return
+        }
         guard feed.events.isEmpty && !feed.hasMore && wait > .zero else {
             request.respond(.ok, json: JSONWriter.serverFeed(feed, budget: environment.limits.maximumResponseBytes))
             return
         }
-        let source = ServerFeedSource(store: environment.store, query: query)
         let poll = LongPoll(request: request, caller: grant.caller, feed: source, deadline: .now + wait,
                             environment: environment)
         poll.start(after: feed.activity)

@@ -34,11 +34,16 @@ extension BenchSuite {
         // than the first, it is the first message of its millisecond, so a
         // jump to its time must anchor exactly on it (created times never
         // decrease in id order). Neighbours in the same millisecond are skipped.
+        // The oldest message is always a target: no message is older, so a
+        // jump to its time anchors on it (bulk-loaded history, whose
+        // messages share their times, has few other targets).
         guard let oldest = largest.oldestID, let newest = largest.newestID, newest > oldest else {
             throw LoadError("jump rows: \(largest.id) has no messages")
         }
         let span = max(1, (newest - oldest) / 10)
         var targets: [(id: Int64, time: String)] = []
+        let (bottom, _) = try get("\(largest.messagesPrefix)after=0&limit=1", as: JumpPage.self)
+        if let first = bottom.messages.first { targets.append((first.id, first.created_at)) }
         for index in 0..<Self.jumpTargets {
             let probe = oldest + span * Int64(index) / Int64(Self.jumpTargets)
             let (page, _) = try get("\(largest.messagesPrefix)around=\(probe)&limit=3", as: JumpPage.self)

@@ -84,6 +84,7 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
+        if scenario == .streams { return try runStreams() }
         var plan = LoadPlan(endpoint: url, scenario: scenario, clients: clients, duration: duration.duration, rate: rate)
         plan.mix = mix
         plan.writers = writers
@@ -110,6 +111,17 @@ struct RunCommand: ParsableCommand {
         let report = try LoadRun.execute(plan)
         print(report.text)
         if let json { try report.writeJSON(to: json) }
+        if !report.passed { throw ExitCode(1) }
+    }
+
+    /// `--scenario streams`: its own driver (`StreamsRun`), since a stream
+    /// is no request-and-answer for the load loop.
+    private func runStreams() throws {
+        let plan = StreamsRun.Plan(endpoint: url, streams: clients, conversations: liveConversations,
+                                   writers: writers ?? 1, postsPerSecond: rate ?? 20, duration: duration.duration,
+                                   authorization: try tokens.credentials()?.adminAuthorization(), progress: !quiet)
+        let report = try StreamsRun(plan: plan).execute()
+        print(report.text)
         if !report.passed { throw ExitCode(1) }
     }
 }

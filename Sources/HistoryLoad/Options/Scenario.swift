@@ -27,9 +27,12 @@ enum Scenario: String, ExpressibleByArgument, CaseIterable, Sendable {
     case mix
     /// `--path` of any HTTP server, status checked only (the tool's ceiling; compare with wrk).
     case get
+    /// `--clients` event streams held open while writers post: post-to-delivery
+    /// latency and the server's memory per idle stream (`StreamsRun`).
+    case streams
 
     /// The scenarios a `--mix` may name.
-    static var mixable: [Scenario] { allCases.filter { $0 != .mix && $0 != .get && $0 != .typing } }
+    static var mixable: [Scenario] { allCases.filter { $0 != .mix && $0 != .get && $0 != .streams } }
 }
 
 /// `--mix scrollback=5,deep=3,post=1`: how `mix` splits its users.

@@ -151,6 +151,7 @@ enum LoadRun {
             case .tail: TailReader()
             case .inbox: InboxUser()
             case .get: GetUser()
+            case .streams: preconditionFailure("streams runs through StreamsRun, not the load loop")
             }
         }
     }
