@@ -56,11 +56,18 @@ struct CrossInstanceTypingTests {
                 let long = TypingTiming(lasts: .seconds(30), quietPeriod: .milliseconds(300))
                 try #require(a.store as? StoreFront).typingBoard.use(long)
                 try #require(b.store as? StoreFront).typingBoard.use(long)
+                // A's stream sees both as typing events.
+                let stream = try EventStreamClient(port: a.port, target: "/v1/conversations/room/events?since=\(version)",
+                                                   headers: [("Authorization", "Bearer \(ana)")], timeout: .seconds(20))
+                #expect(try stream.head().status == 200)
+                #expect(eventually { a.parkedLongPollCount == 1 })
                 #expect(try throughB.typing("room", true, token: bo).status == 204)
-                #expect(eventually { (try? throughA.typingFeed("room", token: ana).typing) == ["bo"] })
+                #expect(try stream.nextEvent().json["typing"] as? [String] == ["bo"])
+                #expect(try throughA.typingFeed("room", token: ana).typing == ["bo"])
                 Thread.sleep(forTimeInterval: 0.4)
                 #expect(try throughB.typing("room", false, token: bo).status == 204)
-                #expect(eventually { (try? throughA.typingFeed("room", token: ana).typing) == [] })
+                #expect(try stream.nextEvent().json["typing"] as? [String] == [])
+                #expect(try throughA.typingFeed("room", token: ana).typing == [])
             }
         }
     }

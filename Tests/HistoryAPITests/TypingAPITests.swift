@@ -61,6 +61,35 @@ struct TypingAPITests {
     }
 
     @Test(.timeLimit(.minutes(2)))
+    func aStreamCarriesEveryChangeOfTheListAsTypingEvents() throws {
+        try withTypingRoom(TypingTiming(lasts: .seconds(3), quietPeriod: .milliseconds(300))) { server, tokens in
+            let client = try server.connect()
+            defer { client.close() }
+            #expect(try client.typing("room", true, token: tokens.ana).status == 204)
+            let stream = try EventStreamClient(port: server.port, target: "/v1/conversations/room/events?since=0",
+                                               headers: [("Authorization", "Bearer \(tokens.bo)")], timeout: .seconds(20))
+            #expect(try stream.head().status == 200)
+            // The list as the stream opens, then each change: bo starts, a
+            // post (a feed event with its id), ana's 2 s run out, bo stops.
+            let opened = try stream.nextEvent()
+            #expect(opened.type == "typing" && opened.id == nil)
+            #expect(opened.json["typing"] as? [String] == ["ana"])
+            // A second later: ana's 3 s run out well before bo's.
+            Thread.sleep(forTimeInterval: 1.0)
+            #expect(try client.typing("room", true, token: tokens.bo).status == 204)
+            #expect(try stream.nextEvent().json["typing"] as? [String] == ["ana", "bo"])
+            #expect(try client.call(.post, "/v1/conversations/room/messages", token: tokens.bo,
+                                    json: #"{"body":"hi"}"#).status == 201)
+            let posted = try stream.nextEvent()
+            #expect(posted.type == "created" && posted.id == "1")
+            let expired = try stream.nextEvent()
+            #expect(expired.type == "typing" && expired.json["typing"] as? [String] == ["bo"])
+            #expect(try client.typing("room", false, token: tokens.bo).status == 204)
+            #expect(try stream.nextEvent().json["typing"] as? [String] == [])
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
     func aCallWithinTheQuietPeriodIsAnsweredAndNotBroadcast() throws {
         try withTypingRoom(TypingTiming(lasts: .seconds(30), quietPeriod: .seconds(2))) { server, tokens in
             let ana = try server.connect(), bo = try server.connect(timeout: .seconds(60))
@@ -114,6 +143,20 @@ struct TypingAPITests {
             expectError(try client.call(.get, "/v1/conversations/room/events?typing=yes", token: tokens.ana),
                         400, "bad_request")
             #expect(try client.typingFeed("room", token: tokens.bo).typing == [])
+        }
+    }
+
+    @Test
+    func aRemovedMemberLeavesTheListAtOnce() throws {
+        try withTypingRoom(TypingTiming(lasts: .seconds(30))) { server, tokens in
+            let client = try server.connect()
+            defer { client.close() }
+            #expect(try client.typing("room", true, token: tokens.bo).status == 204)
+            #expect(try client.typingFeed("room", token: tokens.ana).typing == ["bo"])
+            #expect(try client.call(.delete, "/v1/conversations/room/members/bo", token: tokens.ana).status == 200)
+            #expect(try client.typingFeed("room", token: tokens.ana).typing == [])
+            // Removed, bo may not type there any more.
+            expectError(try client.typing("room", true, token: tokens.bo), 404, "conversation_not_found")
         }
     }
 

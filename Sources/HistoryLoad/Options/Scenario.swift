@@ -32,7 +32,7 @@ enum Scenario: String, ExpressibleByArgument, CaseIterable, Sendable {
     case streams
 
     /// The scenarios a `--mix` may name.
-    static var mixable: [Scenario] { allCases.filter { $0 != .mix && $0 != .get && $0 != .streams } }
+    static var mixable: [Scenario] { allCases.filter { $0 != .mix && $0 != .get && $0 != .typing && $0 != .streams } }
 }
 
 /// `--mix scrollback=5,deep=3,post=1`: how `mix` splits its users.

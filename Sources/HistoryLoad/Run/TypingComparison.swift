@@ -5,7 +5,7 @@ import Foundation
 /// half of `--duration`: alone, then beside `--writers` typers (default
 /// 1,000) who each send `PUT .../typing` every 2 s to one of the live
 /// conversations. The page rates of the two halves are the measure
-/// (docs/performance.md: pages no more than 5% slower at 1,000 typers).
+/// (issue 24 asks for pages no more than 5% slower at 1,000 typers).
 ///
 /// Tokens mode only: typing is shown under a user id, and open mode has
 /// none (the server answers 403).

@@ -18,6 +18,7 @@ final class PostgresTypingRelay: Sendable {
     private let pool: PostgresConnectionPool
     private let queue = DispatchQueue(label: "history-postgres.typing-relay")
     private let pending = Mutex<[TypingChange]>([])
+    private let isClosed = Atomic<Bool>(false)
     private let onFailure: @Sendable (PostgresError) -> Void
 
     /// Long enough to gather a burst, short against the 2 s a typer waits between calls.
@@ -41,7 +42,10 @@ final class PostgresTypingRelay: Sendable {
         if first { queue.asyncAfter(deadline: .now() + Self.gatherInterval) { self.flush() } }
     }
 
+    /// Waits for a batch being sent, drops what is still queued (typing
+    /// that would outlive its instance is of no use), closes the session.
     func close() {
+        isClosed.store(true, ordering: .releasing)
         queue.sync {}
         pool.close()
     }
@@ -51,7 +55,7 @@ final class PostgresTypingRelay: Sendable {
             defer { pending = [] }
             return pending
         }
-        guard !changes.isEmpty else { return }
+        guard !changes.isEmpty, !isClosed.load(ordering: .acquiring) else { return }
         let payloads = ChangeNotice.payloads(changes.map { .typing($0, origin: origin) })
         do {
             try pool.withConnection { connection throws(PostgresError) in

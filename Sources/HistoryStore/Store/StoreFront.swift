@@ -48,7 +48,11 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
 
     public func removeMember(_ user: UserID, from conversation: ConversationID, access: AccessCheck,
                              completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void) {
-        submit(.removeMember(user, conversation: conversation, access: access, completion: completion))
+        // A member removed while typing leaves the typing list at once.
+        submit(.removeMember(user, conversation: conversation, access: access) { [backend] result in
+            if case .success(true) = result { backend.typing.forget(user, in: conversation) }
+            completion(result)
+        })
     }
 
     public func members(of conversation: ConversationID, after: UserID?, limit: Int,

@@ -122,6 +122,21 @@ package final class TypingBoard: Sendable {
         return outcome
     }
 
+    /// `user` left `conversation`: no longer shown, whatever the quiet
+    /// period, and the other instances are told (a stop).
+    package func forget(_ user: UserID, in conversation: ConversationID, now: ContinuousClock.Instant = .now) {
+        let relay = state.withLock { state -> (@Sendable (TypingChange) -> Void)? in
+            guard !state.isClosed, let entry = state.entries[conversation]?[user] else { return nil }
+            state.entries[conversation]?[user] = nil
+            if state.entries[conversation]?.isEmpty == true { state.entries[conversation] = nil }
+            state.entryCount -= 1
+            guard let until = entry.typingUntil, until > now else { return nil }
+            deliver(Self.notification(for: conversation, in: state, now: now))
+            return state.relay
+        }
+        relay?(TypingChange(conversation: conversation, user: user, typing: false))
+    }
+
     /// A call another instance accepted: applied as is (that instance
     /// weighed the quiet period), expiring on this instance's clock.
     package func hear(_ change: TypingChange, now: ContinuousClock.Instant = .now) {
