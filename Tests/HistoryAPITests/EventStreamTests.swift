@@ -54,6 +54,22 @@ struct EventStreamTests {
         }
     }
 
+    @Test func minAndMaxIDKeepAStreamToItsWindow() throws {
+        try withOpenServer({ _ in }) { server in
+            let client = try server.connect()
+            defer { client.close() }
+            try client.createConversation("c")
+            let watched = try client.appendMessage("c", body: "watched")
+            let stream = try openStream(server, Self.conversationTarget + "?since=1&min_id=\(watched)&max_id=\(watched)")
+            for _ in 0..<3 { _ = try client.appendMessage("c", body: "outside") }
+            #expect(try client.patch("/v1/conversations/c/messages/\(watched)", #"{"body":"changed"}"#).status == 200)
+            let event = try stream.nextEvent()
+            #expect(event.type == "edited")
+            #expect(event.id == "5")
+            #expect((event.json["message"] as? [String: Any])?["id"] as? Int == Int(watched))
+        }
+    }
+
     @Test func anInboxStreamCarriesTheUsersChanges() throws {
         try withOpenServer({ _ in }) { server in
             let client = try server.connect()
