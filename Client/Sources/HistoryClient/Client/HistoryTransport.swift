@@ -115,7 +115,10 @@ public final class URLSessionTransport: HistoryTransport {
     deinit {
         session.finishTasksAndInvalidate()
         if longPollSession !== session { longPollSession.finishTasksAndInvalidate() }
-        streamSession.invalidateAndCancel()
+        // Off the releasing thread: swift-corelibs-foundation waits on the
+        // session's work queue, which may be busy with this session's streams.
+        let streamSession = self.streamSession
+        DispatchQueue.global().async { streamSession.invalidateAndCancel() }
     }
 
     public func streamingResponse(for request: URLRequest) async throws -> HistoryStreamingResponse {
@@ -126,7 +129,11 @@ public final class URLSessionTransport: HistoryTransport {
         let response = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (opened: CheckedContinuation<HTTPURLResponse, any Error>) in
                 streams.register(task.taskIdentifier, opened: opened, body: continuation)
-                task.resume()
+                if handle.isCancelled {
+                    streams.abandon(task.taskIdentifier)
+                } else {
+                    task.resume()
+                }
             }
         } onCancel: {
             handle.cancel()
@@ -143,21 +150,41 @@ public final class URLSessionTransport: HistoryTransport {
     }
 }
 
-/// A data task to cancel from any thread (`URLSessionTask.cancel` is
-/// thread-safe; the wrapper only carries the reference across).
+/// A data task to cancel from any thread, once.
 ///
-/// The use of `@unchecked Sendable` is safe for this type because its only
-/// stored property is a `let` whose one method used here, `cancel()`, is
-/// documented thread-safe.
+/// `cancel()` hands the call to another queue: it is called from a task's
+/// cancellation handler and from the body stream's termination (which may
+/// run inside a delegate callback), and swift-corelibs-foundation's
+/// `cancel()` waits on the session's work queue, so calling it there could
+/// block a thread of the concurrency pool, or the delegate queue, on work
+/// that needs it.
+///
+/// The use of `@unchecked Sendable` is safe for this type because `task`
+/// is a `let` whose one method used here, `cancel()`, is documented
+/// thread-safe, and `cancelled` is read and written only inside `lock`.
 private final class TaskHandle: @unchecked Sendable {
     private let task: URLSessionDataTask
+    private let lock = NSLock()
+    private var cancelled = false
 
     init(_ task: URLSessionDataTask) {
         self.task = task
     }
 
+    var isCancelled: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return cancelled
+    }
+
     func cancel() {
-        task.cancel()
+        lock.lock()
+        let first = !cancelled
+        cancelled = true
+        lock.unlock()
+        guard first else { return }
+        let task = self.task
+        DispatchQueue.global().async { task.cancel() }
     }
 }
 
@@ -180,6 +207,16 @@ private final class StreamingDelegate: NSObject, URLSessionDataDelegate, @unchec
         lock.lock()
         open[id] = OpenStream(opened: opened, body: body)
         lock.unlock()
+    }
+
+    /// A task cancelled before it started: never resumed, so no callback
+    /// will come; its waiters end here.
+    func abandon(_ id: Int) {
+        lock.lock()
+        let stream = open.removeValue(forKey: id)
+        lock.unlock()
+        stream?.opened?.resume(throwing: CancellationError())
+        stream?.body.finish(throwing: CancellationError())
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
