@@ -128,7 +128,8 @@ struct HistoryClientTokenTests {
             try await Self.conversation("e", members: ["ana"], on: server)
             let writer = server.adminClient()
             let tokens = ScriptedTokens([TokensModeServer.token(subject: "ana")])
-            let reader = server.client(wait: .seconds(1), provider: tokens.provider)
+            // Long-polls: each poll asks for a token (an open stream asks once).
+            let reader = server.client(wait: .seconds(1), feedTransport: .longPoll, provider: tokens.provider)
             let collector = Collector<HistoryEvent>()
             let consumer = Task {
                 for try await event in reader.events(of: "e", since: 0) {

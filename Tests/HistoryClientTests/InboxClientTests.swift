@@ -74,7 +74,8 @@ struct InboxClientTests {
                 _ = try await admin.putMember("ana", in: conversation)
             }
             let tokens = ScriptedTokens([TokensModeServer.token(subject: "ana")])
-            let ana = server.client(wait: .seconds(1), provider: tokens.provider)
+            // Long-polls: each poll asks for a token (an open stream asks once).
+            let ana = server.client(wait: .seconds(1), feedTransport: .longPoll, provider: tokens.provider)
             let page = try await ana.inbox()
             #expect(Set(page.conversations.map(\.id)) == ["a", "b"])
             let collector = Collector<HistoryInboxEvent>()

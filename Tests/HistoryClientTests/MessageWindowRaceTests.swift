@@ -147,7 +147,7 @@ extension PageCursor {
     var id: Int64? {
         switch self {
         case .before(let id), .after(let id), .around(let id): id
-        case .newest, .between: nil
+        case .newest, .between, .aroundTime: nil
         }
     }
 }

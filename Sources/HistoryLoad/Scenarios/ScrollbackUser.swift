@@ -88,7 +88,7 @@ final class ScrollbackUser: CallbackUser {
     /// Reads the page the window asks for, checks it, and feeds it to the window; `then(false)` when it failed.
     private func load(_ request: WindowRequest, _ context: UserContext, then: @escaping (Bool) -> Void) {
         guard let current = session else { return then(false) }
-        let cursor = LoadCursor(request)
+        guard let cursor = LoadCursor(request) else { return then(false) }
         let entry = current.entry, label = current.label
         context.fetchPage(entry, cursor, limit: request.limit, label: label) { [self] coverage in
             guard let coverage, session != nil else { return then(false) }
@@ -160,13 +160,15 @@ final class ScrollbackUser: CallbackUser {
 }
 
 extension LoadCursor {
-    init(_ request: WindowRequest) {
+    /// Nil for a jump by time, which the scrollback user never makes.
+    init?(_ request: WindowRequest) {
         switch request.cursor {
         case .newest: self = .newest
         case .before(let id): self = .before(id)
         case .after(let id): self = request.window.map { .window(after: id, window: $0) } ?? .after(id)
         case .between(let after, let before): self = .between(after: after, before: before)
         case .around(let id): self = .around(id)
+        case .aroundTime: return nil
         }
     }
 }

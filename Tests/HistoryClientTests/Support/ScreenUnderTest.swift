@@ -126,7 +126,7 @@ struct ModelScreen: ScreenUnderTest {
             pageVersions.insert(page.version)
             let replaces: Bool
             switch request.cursor {
-            case .newest, .around: replaces = true
+            case .newest, .around, .aroundTime: replaces = true
             case .after: replaces = page.reset == true
             default: replaces = false
             }

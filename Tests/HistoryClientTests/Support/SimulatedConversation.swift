@@ -107,6 +107,13 @@ struct SimulatedConversation {
             page.hasOlder = (chosen.first ?? inside.endIndex) > (inside.first ?? 0)
             page.hasNewer = (chosen.last.map { $0 + 1 } ?? 0) < (inside.last.map { $0 + 1 } ?? 0)
             return page
+        case .aroundTime(let time):
+            guard let first = messages.first(where: { $0.createdAt >= time }) else {
+                var page = slice(messages.indices.suffix(limit))
+                page.anchor = HistoryPage.Anchor(id: nil, found: false, index: nil)
+                return page
+            }
+            return self.page(PageRequest(cursor: .around(first.id), limit: request.limit))
         case .around(let anchor):
             let older = messages.indices.filter { messages[$0].id < anchor }
             let rest = messages.indices.filter { messages[$0].id >= anchor }

@@ -35,10 +35,11 @@ final class TokensModeServer: @unchecked Sendable {
     }
 
     /// A client of this server whose every request carries `provider`'s token.
-    func client(wait: Duration = .seconds(1), provider: HistoryTokenProvider?) -> ChatHistoryClient {
+    func client(wait: Duration = .seconds(1), feedTransport: FeedTransport = .automatic,
+                provider: HistoryTokenProvider?) -> ChatHistoryClient {
         ChatHistoryClient(baseURL: baseURL, configuration: HistoryClientConfiguration(
             eventWait: wait, reconnect: ReconnectPolicy(initialDelay: .milliseconds(10), maximumAttempts: 3),
-            tokenProvider: provider))
+            feedTransport: feedTransport, tokenProvider: provider))
     }
 
     /// A client with a fresh admin token on every request.

@@ -72,8 +72,7 @@ extension ChatHistoryClient {
     /// }
     /// ```
     public func inboxFeed(of user: String = "me", since activity: Int64, limit: Int? = nil) -> InboxFeed {
-        InboxFeed(poller: FeedPoller(client: self, source: InboxEventSource(user: user, limit: limit),
-                                     since: activity))
+        InboxFeed(plan: FeedPlan(client: self, source: InboxEventSource(user: user, limit: limit), since: activity))
     }
 }
 

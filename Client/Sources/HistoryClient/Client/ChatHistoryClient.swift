@@ -31,6 +31,8 @@ public final class ChatHistoryClient: Sendable {
     /// Carries the requests: a ``URLSessionTransport`` unless the app injects one.
     public let transport: any HistoryTransport
     private let base: LockedBox<URL>
+    /// ``setTyping(_:in:)``'s throttles, per conversation.
+    let typingState = LockedBox(TypingState())
 
     /// The longest `wait` the contract allows.
     static let maximumWait: Duration = .seconds(60)
@@ -48,7 +50,8 @@ public final class ChatHistoryClient: Sendable {
         self.base = LockedBox(baseURL)
         self.transport = transport ?? URLSessionTransport(
             requestTimeout: configuration.requestTimeout,
-            longPollTimeout: Self.maximumWait + configuration.longPollMargin)
+            longPollTimeout: Self.maximumWait + configuration.longPollMargin,
+            streamIdleTimeout: configuration.streamIdleTimeout)
     }
 
     /// Where requests go now.
@@ -157,8 +160,9 @@ public final class ChatHistoryClient: Sendable {
         return try await send(endpoint, as: HistoryEventBatch.self).value
     }
 
-    /// Every change after `since`, forever: long-polls in a loop, follows
-    /// `has_more` at once, reconnects after failures with
+    /// Every change after `since`, forever: a Server-Sent Events stream or
+    /// long-polls in a loop (``HistoryClientConfiguration/feedTransport``),
+    /// follows `has_more` at once, waits out 429s, reconnects after failures with
     /// ``HistoryClientConfiguration/reconnect`` and resumes from the last
     /// version it saw, so no event is lost or repeated. It ends when the
     /// consuming task is cancelled.
@@ -168,10 +172,15 @@ public final class ChatHistoryClient: Sendable {
     ///     let changes = window.apply(event)
     /// }
     /// ```
+    ///
+    /// With `typing`, long-polls ask `typing=1` so that their answers say who
+    /// is typing (streams always do); ``HistoryEventStream/batches`` yields
+    /// each new list as a batch with ``HistoryEventBatch/typing`` set.
     public func events(of conversation: String, since version: Int64, minID: Int64? = nil,
-                       maxID: Int64? = nil, limit: Int? = nil) -> HistoryEventStream {
-        let source = ConversationEventSource(conversation: conversation, minID: minID, maxID: maxID, limit: limit)
-        return HistoryEventStream(poller: FeedPoller(client: self, source: source, since: version))
+                       maxID: Int64? = nil, limit: Int? = nil, typing: Bool = false) -> HistoryEventStream {
+        let source = ConversationEventSource(conversation: conversation, minID: minID, maxID: maxID, limit: limit,
+                                             typing: typing)
+        return HistoryEventStream(plan: FeedPlan(client: self, source: source, since: version))
     }
 
     // MARK: - Transport
@@ -224,6 +233,24 @@ public final class ChatHistoryClient: Sendable {
 
     /// One exchange with the server, with a token asked for just before.
     private func performOnce(_ endpoint: HistoryEndpoint) async throws -> (Data, Int) {
+        let request = try await urlRequest(for: endpoint)
+        let data: Data
+        let http: HTTPURLResponse
+        do {
+            (data, http) = try await transport.response(for: request, isLongPoll: endpoint.timeout != nil)
+        } catch {
+            throw Self.transportFailure(error)
+        }
+        let status = http.statusCode
+        guard (200..<300).contains(status) else {
+            throw Self.failure(status: status, body: data, response: http)
+        }
+        return (data, status)
+    }
+
+    /// The request for `endpoint` at the current base URL, with the
+    /// configured headers and a token asked for just before.
+    private func urlRequest(for endpoint: HistoryEndpoint) async throws -> URLRequest {
         var headers = configuration.additionalHeaders
         if !headers.keys.contains(where: { $0.lowercased() == "accept-encoding" }) {
             headers["Accept-Encoding"] = configuration.acceptsGzip ? "gzip" : "identity"
@@ -231,30 +258,79 @@ public final class ChatHistoryClient: Sendable {
         if let token = try await currentToken() {
             headers["Authorization"] = "Bearer " + token
         }
-        let request = try endpoint.urlRequest(
+        return try endpoint.urlRequest(
             baseURL: baseURL, timeout: endpoint.timeout ?? configuration.requestTimeout, headers: headers)
-        let data: Data
-        let http: HTTPURLResponse
+    }
+
+    /// A transport's error as the client reports it: cancellation stays cancellation.
+    private static func transportFailure(_ error: any Error) -> any Error {
+        if Task.isCancelled || error is CancellationError { return CancellationError() }
+        if let urlError = error as? URLError, urlError.code == .cancelled { return CancellationError() }
+        if let clientError = error as? HistoryClientError { return clientError }
+        return HistoryClientError.transport(error)
+    }
+
+    /// A non-2xx answer as ``HistoryClientError``.
+    private static func failure(status: Int, body data: Data, response http: HTTPURLResponse) -> HistoryClientError {
+        guard let envelope = try? HistoryJSON.makeDecoder().decode(ErrorEnvelope.self, from: data) else {
+            let text = String(decoding: data.prefix(200), as: UTF8.self)
+            return HistoryClientError.undecodableResponse(
+                status: status, reason: "not the contract's error body: \(text)")
+        }
+        return HistoryClientError.server(HistoryServerError(
+            status: status, code: HistoryErrorCode(rawValue: envelope.error.code),
+            message: envelope.error.message,
+            retryAfter: HistoryServerError.parseRetryAfter(http.value(forHTTPHeaderField: "Retry-After"))))
+    }
+
+    /// Opens `endpoint` as a Server-Sent Events stream: a 2xx answer with
+    /// `Content-Type: text/event-stream`, its body still arriving. A non-2xx
+    /// answer throws as ``perform(_:)`` would (with the same one retry after
+    /// 401 `token_expired`); a 2xx answer of another type, or a transport
+    /// that cannot stream, throws ``HistoryClientError/streamingUnavailable(reason:)``.
+    func openStream(_ endpoint: HistoryEndpoint) async throws -> HistoryStreamingResponse {
         do {
-            (data, http) = try await transport.response(for: request, isLongPoll: endpoint.timeout != nil)
+            return try await openStreamOnce(endpoint)
+        } catch let error as HistoryClientError
+            where error.code == .tokenExpired && configuration.tokenProvider != nil {
+            return try await openStreamOnce(endpoint)
+        }
+    }
+
+    private func openStreamOnce(_ endpoint: HistoryEndpoint) async throws -> HistoryStreamingResponse {
+        var endpoint = endpoint
+        endpoint.headers["Accept"] = "text/event-stream"
+        endpoint.headers["Cache-Control"] = "no-cache"
+        endpoint.timeout = endpoint.timeout ?? configuration.streamIdleTimeout
+        let request = try await urlRequest(for: endpoint)
+        let stream: HistoryStreamingResponse
+        do {
+            stream = try await transport.streamingResponse(for: request)
         } catch {
-            if Task.isCancelled || error is CancellationError { throw CancellationError() }
-            if let urlError = error as? URLError, urlError.code == .cancelled { throw CancellationError() }
-            throw HistoryClientError.transport(error)
+            throw Self.transportFailure(error)
         }
-        let status = http.statusCode
+        let status = stream.response.statusCode
         guard (200..<300).contains(status) else {
-            guard let envelope = try? HistoryJSON.makeDecoder().decode(ErrorEnvelope.self, from: data) else {
-                let text = String(decoding: data.prefix(200), as: UTF8.self)
-                throw HistoryClientError.undecodableResponse(
-                    status: status, reason: "not the contract's error body: \(text)")
+            // An error answer is small (the contract's error body): read it whole, bounded.
+            var body = Data()
+            do {
+                for try await chunk in stream.body {
+                    body.append(chunk)
+                    if body.count > 65_536 { break }
+                }
+            } catch {
+                stream.cancel()
+                throw Self.transportFailure(error)
             }
-            throw HistoryClientError.server(HistoryServerError(
-                status: status, code: HistoryErrorCode(rawValue: envelope.error.code),
-                message: envelope.error.message,
-                retryAfter: HistoryServerError.parseRetryAfter(http.value(forHTTPHeaderField: "Retry-After"))))
+            stream.cancel()
+            throw Self.failure(status: status, body: body, response: stream.response)
         }
-        return (data, status)
+        let type = stream.response.value(forHTTPHeaderField: "Content-Type") ?? ""
+        guard type.lowercased().hasPrefix("text/event-stream") else {
+            stream.cancel()
+            throw HistoryClientError.streamingUnavailable(reason: "the server answered \(status) \(type), not text/event-stream")
+        }
+        return stream
     }
 }
 

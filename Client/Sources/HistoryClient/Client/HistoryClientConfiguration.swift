@@ -13,6 +13,14 @@ public struct HistoryClientConfiguration: Sendable {
     public var eventWait: Duration
     /// How the event stream reconnects after a failure.
     public var reconnect: ReconnectPolicy
+    /// How feeds receive changes: Server-Sent Events, long-polls, or
+    /// streams with long-polls as the fallback. Default: ``FeedTransport/automatic``.
+    public var feedTransport: FeedTransport
+    /// How long a stream may stay silent before the client takes it for
+    /// dead and reconnects: the server sends a comment every 20 s of
+    /// silence, so silence this long means a connection (or a buffering
+    /// proxy) that no longer delivers. Default: 45 seconds.
+    public var streamIdleTimeout: Duration
     /// Extra headers for every request (a tracing id, a proxy's key).
     public var additionalHeaders: [String: String]
     /// The bearer token for a tokens-mode server, asked for before every
@@ -30,16 +38,34 @@ public struct HistoryClientConfiguration: Sendable {
 
     public init(requestTimeout: Duration = .seconds(15), longPollMargin: Duration = .seconds(10),
                 eventWait: Duration = .seconds(30), reconnect: ReconnectPolicy = ReconnectPolicy(),
+                feedTransport: FeedTransport = .automatic, streamIdleTimeout: Duration = .seconds(45),
                 additionalHeaders: [String: String] = [:], tokenProvider: HistoryTokenProvider? = nil,
                 acceptsGzip: Bool = true) {
         self.requestTimeout = requestTimeout
         self.longPollMargin = longPollMargin
         self.eventWait = eventWait
         self.reconnect = reconnect
+        self.feedTransport = feedTransport
+        self.streamIdleTimeout = streamIdleTimeout
         self.additionalHeaders = additionalHeaders
         self.tokenProvider = tokenProvider
         self.acceptsGzip = acceptsGzip
     }
+}
+
+/// How a feed (a conversation's changes, an inbox's) reaches the client.
+public enum FeedTransport: Hashable, Sendable {
+    /// Server-Sent Events where the transport can deliver a body as it
+    /// arrives (``URLSessionTransport`` can, on Darwin and Linux) and the
+    /// server answers `text/event-stream`; long-polls otherwise, and for
+    /// good once streams failed three times in a row where a long-poll
+    /// then worked (a proxy that buffers or cuts streams).
+    case automatic
+    /// Server-Sent Events only: a server or transport without them is an
+    /// error (``HistoryClientError/streamingUnavailable(reason:)``).
+    case stream
+    /// Long-polls only, as before streams existed.
+    case longPoll
 }
 
 /// Exponential backoff with a ceiling, for the event stream's reconnects.
@@ -81,6 +107,16 @@ public struct ReconnectPolicy: Sendable, Hashable {
         let base = min(initial * growth, ceiling)
         let jittered = base * (1 - min(max(jitter, 0), 1) * min(max(randomFraction, 0), 1))
         return .milliseconds(Int64((jittered * 1000).rounded()))
+    }
+
+    /// The wait after an answer with `Retry-After` (a 429, a 503 while the
+    /// server restarts): at least what the server asked and at least
+    /// ``initialDelay``, plus up to ``jitter`` of it at random, so clients
+    /// the server refused together do not all come back in the same instant.
+    public func delay(retryAfter: Duration, randomFraction: Double) -> Duration {
+        let base = Swift.max(retryAfter, initialDelay).seconds
+        let extra = base * min(max(jitter, 0), 1) * min(max(randomFraction, 0), 1)
+        return .milliseconds(Int64(((base + extra) * 1000).rounded()))
     }
 }
 

@@ -21,6 +21,10 @@ public enum HistoryClientError: Error, Sendable, CustomStringConvertible {
     /// The configured ``HistoryTokenProvider`` threw this instead of giving a
     /// token; nothing was sent.
     case tokenUnavailable(any Error)
+    /// A feed configured for ``FeedTransport/stream`` could not stream: the
+    /// transport cannot deliver a body as it arrives, or the server did not
+    /// answer `text/event-stream`.
+    case streamingUnavailable(reason: String)
 
     /// The contract's error code, when the server answered one.
     public var code: HistoryErrorCode? {
@@ -38,7 +42,7 @@ public enum HistoryClientError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .server(let error): error.status
         case .undecodableResponse(let status, _): status
-        case .transport, .invalidRequest, .tokenUnavailable: nil
+        case .transport, .invalidRequest, .tokenUnavailable, .streamingUnavailable: nil
         }
     }
 
@@ -58,7 +62,7 @@ public enum HistoryClientError: Error, Sendable, CustomStringConvertible {
                 || error.code == .rateLimited || error.code == .tooManyRequests
         case .undecodableResponse(let status, _):
             status == 502 || status == 503 || status == 504
-        case .invalidRequest, .tokenUnavailable:
+        case .invalidRequest, .tokenUnavailable, .streamingUnavailable:
             // A provider that cannot mint a token (signed out, backend refusing)
             // will not start to by itself: the app must act.
             false
@@ -72,7 +76,25 @@ public enum HistoryClientError: Error, Sendable, CustomStringConvertible {
         case .undecodableResponse(let status, let reason): "undecodable response (HTTP \(status)): \(reason)"
         case .invalidRequest(let reason): "invalid request: \(reason)"
         case .tokenUnavailable(let error): "the token provider failed: \(error)"
+        case .streamingUnavailable(let reason): "no event stream: \(reason)"
         }
+    }
+}
+
+/// Thrown by the one-event-at-a-time feeds (``HistoryEventStream``,
+/// ``InboxFeed``) when the server answered a reset: more changed after the
+/// feed's position than it replays. The state built from the feed is stale
+/// beyond repair: reload it (the newest page, the inbox's first page) and
+/// start a new feed from ``position`` or from what the reload says. The
+/// `batches` forms yield the reset as a batch instead, and
+/// ``ChatScreenModel``, ``ConversationFeed`` and ``LiveInbox`` reopen by
+/// themselves.
+public struct HistoryFeedReset: Error, Hashable, Sendable {
+    /// The conversation's version (or the inbox's activity) the reset was answered at.
+    public var position: Int64
+
+    public init(position: Int64) {
+        self.position = position
     }
 }
 

@@ -10,8 +10,10 @@ struct HistoryEndpoint: Sendable {
     var path: [String]
     var query: [(String, String)] = []
     var body: Data?
-    /// Overrides the configured request timeout (long-polls).
+    /// Overrides the configured request timeout (long-polls; a stream's idle limit).
     var timeout: Duration?
+    /// Headers of this request alone, set last (a stream's `Accept` and `Last-Event-ID`).
+    var headers: [String: String] = [:]
 
     /// RFC 3986 unreserved characters: the only ones a path segment keeps as is.
     /// A conversation id the contract allows never needs escaping; one it does
@@ -51,6 +53,9 @@ struct HistoryEndpoint: Sendable {
             request.setValue(value, forHTTPHeaderField: name)
         }
         request.setValue("application/json", forHTTPHeaderField: "Accept")
+        for (name, value) in self.headers {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
         if let body {
             request.httpBody = body
             request.setValue("application/json; charset=utf-8", forHTTPHeaderField: "Content-Type")

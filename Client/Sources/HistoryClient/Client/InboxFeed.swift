@@ -1,7 +1,7 @@
 /// A user's inbox feed as an `AsyncSequence` of changes.
 ///
-/// It long-polls `GET /v1/users/{user}/events?since=A&wait=S` in a loop,
-/// exactly as ``HistoryEventStream`` polls a conversation's feed: each
+/// It streams or long-polls `GET /v1/users/{user}/events?since=A` exactly
+/// as ``HistoryEventStream`` reads a conversation's feed: each
 /// answer's events are yielded in order, then the next poll starts from the
 /// answer's `activity`, so a dropped connection, a restarted server or an
 /// expired token (refreshed through the configured provider) costs a retry
@@ -10,23 +10,26 @@
 /// The sequence ends (returns nil) when the consuming task is cancelled; it
 /// throws when a poll fails with a non-transient error (e.g. a user token
 /// naming another user, or `since` ahead of a server whose database was
-/// replaced) or when ``ReconnectPolicy/maximumAttempts`` is exhausted.
+/// replaced) or when ``ReconnectPolicy/maximumAttempts`` is exhausted, and
+/// ``HistoryFeedReset`` when the server answers a reset (``batches`` yields
+/// it as a batch: reload the first page, see ``LiveInbox``). A 429 or 503
+/// is waited out, never the end.
 ///
 /// To apply changes to an ``Inbox``, prefer ``batches``: one batch per
 /// answer of the server.
 public struct InboxFeed: AsyncSequence, Sendable {
     public typealias Element = HistoryInboxEvent
 
-    let poller: FeedPoller<InboxEventSource>
+    let plan: FeedPlan<InboxEventSource>
 
     /// The same feed, one element per answer of the server (a page of a
     /// `has_more` chain, never joined). Empty answers are not yielded.
     public var batches: Batches {
-        Batches(poller: poller)
+        Batches(plan: plan)
     }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(events: FeedEventIterator(poller: poller))
+        Iterator(events: FeedEventIterator(poller: FeedPoller(plan: plan)))
     }
 
     /// One consumer's position in the feed. Not shared between tasks.
@@ -49,10 +52,10 @@ public struct InboxFeed: AsyncSequence, Sendable {
     public struct Batches: AsyncSequence, Sendable {
         public typealias Element = HistoryInboxEventBatch
 
-        let poller: FeedPoller<InboxEventSource>
+        let plan: FeedPlan<InboxEventSource>
 
         public func makeAsyncIterator() -> Iterator {
-            Iterator(poller: poller)
+            Iterator(poller: FeedPoller(plan: plan))
         }
 
         public struct Iterator: AsyncIteratorProtocol {
@@ -81,12 +84,32 @@ struct InboxEventSource: FeedSource {
         -> HistoryInboxEventBatch {
         try await client.inboxEvents(of: user, since: since, limit: limit, wait: wait)
     }
+
+    func streamEndpoint(since: Int64) -> HistoryEndpoint {
+        var query = [("since", String(since))]
+        if let limit { query.append(("limit", String(limit))) }
+        return HistoryEndpoint(method: "GET", path: ["v1", "users", user, "events"], query: query)
+    }
 }
 
 extension HistoryInboxEventBatch: FeedAnswer {
     var position: Int64 { activity }
+    var isReset: Bool { reset }
+    /// The inbox feed carries no typing.
+    var typing: [String]? {
+        get { nil }
+        set {}
+    }
 
     static func position(of event: HistoryInboxEvent) -> Int64 {
         event.activity
+    }
+
+    static func streamed(_ events: [HistoryInboxEvent], position: Int64) -> HistoryInboxEventBatch {
+        HistoryInboxEventBatch(events: events, hasMore: false, activity: position)
+    }
+
+    static func typing(_ users: [String], position: Int64) -> HistoryInboxEventBatch? {
+        nil
     }
 }

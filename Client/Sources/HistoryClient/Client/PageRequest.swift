@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where a page starts: the contract's id cursors, never an offset.
 public enum PageCursor: Hashable, Sendable {
     /// The newest messages: the bottom of the chat.
@@ -10,6 +12,10 @@ public enum PageCursor: Hashable, Sendable {
     case between(after: Int64, before: Int64)
     /// Half a page older than the id, the id, then newer ones: jumping to a reply's original.
     case around(Int64)
+    /// The page `around` the first message created at or after the time
+    /// (`around_time`): jumping to a date. When no message is that recent,
+    /// the newest page, its anchor not found.
+    case aroundTime(Date)
 }
 
 /// A page request: cursor, size and the optional server-side trimming window.
@@ -47,6 +53,10 @@ public struct PageRequest: Hashable, Sendable {
         PageRequest(cursor: .around(id), limit: limit)
     }
 
+    public static func aroundTime(_ time: Date, limit: Int? = nil) -> PageRequest {
+        PageRequest(cursor: .aroundTime(time), limit: limit)
+    }
+
     /// The query items, in a stable order.
     var queryItems: [(String, String)] {
         var items: [(String, String)] = []
@@ -58,6 +68,7 @@ public struct PageRequest: Hashable, Sendable {
             items.append(("after", String(after)))
             items.append(("before", String(before)))
         case .around(let id): items.append(("around", String(id)))
+        case .aroundTime(let time): items.append(("around_time", RFC3339.string(from: time)))
         }
         if let limit { items.append(("limit", String(limit))) }
         if let window { items.append(("window", String(window))) }
@@ -77,13 +88,19 @@ public struct EventQuery: Hashable, Sendable {
     public var maxID: Int64?
     /// Park up to this long until a change exists (0...60 s); nil or zero answers at once.
     public var wait: Duration?
+    /// `typing=1`: the answer carries who is typing
+    /// (``HistoryEventBatch/typing``), and a parked poll also answers when
+    /// that list changes.
+    public var typing: Bool
 
-    public init(since: Int64, limit: Int? = nil, minID: Int64? = nil, maxID: Int64? = nil, wait: Duration? = nil) {
+    public init(since: Int64, limit: Int? = nil, minID: Int64? = nil, maxID: Int64? = nil, wait: Duration? = nil,
+                typing: Bool = false) {
         self.since = since
         self.limit = limit
         self.minID = minID
         self.maxID = maxID
         self.wait = wait
+        self.typing = typing
     }
 
     var queryItems: [(String, String)] {
@@ -92,6 +109,7 @@ public struct EventQuery: Hashable, Sendable {
         if let minID { items.append(("min_id", String(minID))) }
         if let maxID { items.append(("max_id", String(maxID))) }
         if let wait { items.append(("wait", Self.format(wait))) }
+        if typing { items.append(("typing", "1")) }
         return items
     }
 

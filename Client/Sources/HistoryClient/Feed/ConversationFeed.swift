@@ -77,25 +77,36 @@ public actor ConversationFeed {
     /// says more is waiting while the window holds the tail (an app back
     /// from the background after an hour), the gap is more than the window
     /// could keep: it reopens at the newest page (``WindowChange/replaced``)
-    /// and follows from there, instead of replaying the whole gap.
+    /// and follows from there, instead of replaying the whole gap. A reset
+    /// answer of the server (``HistoryEventBatch/reset``) reopens the same
+    /// way, wherever the window is. Rate limits and an absent server are
+    /// waited out (the pages it reopens with too); it throws only what will
+    /// not pass by itself (the conversation gone, access lost).
     public func followEvents(onUpdate: @Sendable (Update) async -> Void) async throws {
+        let policy = client.configuration.reconnect
         if firstPageVersion == nil {
-            await onUpdate(try await perform(.open))
+            await onUpdate(try await withTransientRetry(policy: policy) { try await perform(.open) })
         }
         let capacity = window.configuration.capacity
         var since = Swift.max(firstPageVersion ?? 0, window.eventVersion)
         following: while !Task.isCancelled {
             do {
                 for try await batch in client.events(of: conversationID, since: since, limit: capacity).batches {
-                    if batch.hasMore, batch.events.count >= capacity, window.attachedToTail {
-                        let reopened = try await perform(.open)
+                    let gap = batch.hasMore && batch.events.count >= capacity && window.attachedToTail
+                    if batch.reset || gap {
+                        let reopened = try await withTransientRetry(policy: policy) { try await perform(.open) }
                         since = Swift.max(firstPageVersion ?? batch.version, batch.version)
                         await onUpdate(reopened)
                         continue following
                     }
                     var changes = window.apply(batch.events, through: batch.version)
-                    changes += try await performRefreshes()
                     since = batch.version
+                    do {
+                        changes += try await performRefreshes()
+                    } catch let error as HistoryClientError where error.isTransient {
+                        // Kept pending: the next answer or operation asks again.
+                        lastError = error
+                    }
                     if !changes.isEmpty {
                         await onUpdate(Update(changes: changes, window: window))
                     }
@@ -118,6 +129,14 @@ public actor ConversationFeed {
                 var query = refresh.query(limit: 1000)
                 while true {
                     let batch = try await client.events(of: conversationID, query)
+                    if batch.reset {
+                        // Too much changed in those rows to replay: the newest page instead.
+                        let page = try await client.page(of: conversationID, .newest(limit: window.configuration.pageSize))
+                        firstPageVersion = page.version
+                        let request = WindowRequest(cursor: .newest, limit: window.configuration.pageSize)
+                        window.pendingRefreshes.removeAll()
+                        return window.apply(page, for: request)
+                    }
                     changes += window.applyRefresh(batch.events)
                     guard batch.hasMore else { break }
                     query.since = batch.version

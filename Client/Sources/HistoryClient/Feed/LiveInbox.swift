@@ -55,18 +55,41 @@ public actor LiveInbox {
     /// Applies the inbox feed until the calling task is cancelled, calling
     /// `onUpdate` after every answer that changed rows. Opens the inbox
     /// first if no page was loaded yet. The feed resumes by itself across
-    /// reconnects and token refreshes (see ``InboxFeed``).
+    /// reconnects and token refreshes and waits out rate limits (see
+    /// ``InboxFeed``); when the server answers a reset, the first page is
+    /// read again and replaces the rows (``Inbox/reopen(with:after:)``),
+    /// and the feed follows from there.
     public func followChanges(onUpdate: @Sendable (Update) async -> Void) async throws {
+        let policy = client.configuration.reconnect
         if !inbox.isLoaded {
-            await onUpdate(try await perform(.open))
+            await onUpdate(try await withTransientRetry(policy: policy) { try await perform(.open) })
         }
-        for try await batch in client.inboxFeed(of: user, since: inbox.activity).batches {
-            var changes = inbox.apply(batch.events, through: batch.activity)
-            changes += try await performRefresh()
-            if !changes.isEmpty {
-                await onUpdate(Update(changes: changes, inbox: inbox))
+        following: while !Task.isCancelled {
+            for try await batch in client.inboxFeed(of: user, since: inbox.activity).batches {
+                if batch.reset {
+                    await onUpdate(try await withTransientRetry(policy: policy) { try await reopen(after: batch.activity) })
+                    continue following
+                }
+                var changes = inbox.apply(batch.events, through: batch.activity)
+                do {
+                    changes += try await performRefresh()
+                } catch let error as HistoryClientError where error.isTransient {
+                    // Kept pending: the next answer or page asks again.
+                }
+                if !changes.isEmpty {
+                    await onUpdate(Update(changes: changes, inbox: inbox))
+                }
             }
+            return
         }
+    }
+
+    /// Reads the first page again and starts the inbox over from it.
+    private func reopen(after activity: Int64) async throws -> Update {
+        let request = inbox.reopenRequest
+        let page = try await client.inbox(of: user, cursor: request.cursor, limit: request.limit)
+        let changes = inbox.reopen(with: page, after: activity)
+        return Update(changes: changes, inbox: inbox)
     }
 
     /// Re-reads the changes a stale page may have missed (see ``Inbox/pendingRefresh``).
@@ -76,6 +99,10 @@ public actor LiveInbox {
         do {
             while true {
                 let batch = try await client.inboxEvents(of: user, since: since, limit: 1000)
+                if batch.reset {
+                    // Too much to replay: the first page again.
+                    return changes + (try await reopen(after: batch.activity).changes)
+                }
                 changes += inbox.applyRefresh(batch.events)
                 guard batch.hasMore else { return changes }
                 since = batch.activity

@@ -53,6 +53,28 @@ extension Inbox {
         return changes
     }
 
+    /// The request that reloads the top of the list after the feed's reset.
+    public var reopenRequest: InboxRequest {
+        InboxRequest(cursor: nil, limit: configuration.pageSize)
+    }
+
+    /// Starts over from `page`, the answer to ``reopenRequest`` read after
+    /// the feed answered a reset at `activity` (the server would not replay
+    /// that much): every row held goes (``InboxChange/removed(conversationID:from:)``,
+    /// bottom first), the page's rows come in, and the feed follows from
+    /// the later of `activity` and the page's.
+    public mutating func reopen(with page: HistoryInboxPage, after activity: Int64) -> [InboxChange] {
+        var changes: [InboxChange] = []
+        for index in rows.indices.reversed() {
+            changes.append(.removed(conversationID: rows[index].conversation.id, from: index))
+        }
+        var fresh = Inbox(configuration: configuration)
+        fresh.activity = activity
+        changes += fresh.apply(page, for: reopenRequest)
+        self = fresh
+        return changes
+    }
+
     /// Keeps a cursor, in order; one that does not lie below the page's own
     /// start would not move paging forward.
     private mutating func note(_ boundary: InboxBoundary, after start: InboxPlace?) {

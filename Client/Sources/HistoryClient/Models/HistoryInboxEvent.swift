@@ -70,16 +70,38 @@ public struct HistoryInboxEventBatch: Codable, Hashable, Sendable {
     public var hasMore: Bool
     /// The `since` of the next call.
     public var activity: Int64
+    /// True: more changes lay after `since` than the server replays;
+    /// ``events`` is empty. Reload the inbox's first page and follow from
+    /// ``activity`` instead of replaying.
+    public var reset: Bool
 
-    public init(events: [HistoryInboxEvent], hasMore: Bool, activity: Int64) {
+    public init(events: [HistoryInboxEvent], hasMore: Bool, activity: Int64, reset: Bool = false) {
         self.events = events
         self.hasMore = hasMore
         self.activity = activity
+        self.reset = reset
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        events = try container.decode([HistoryInboxEvent].self, forKey: .events)
+        hasMore = try container.decode(Bool.self, forKey: .hasMore)
+        activity = try container.decode(Int64.self, forKey: .activity)
+        reset = try container.decodeIfPresent(Bool.self, forKey: .reset) ?? false
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(events, forKey: .events)
+        try container.encode(hasMore, forKey: .hasMore)
+        try container.encode(activity, forKey: .activity)
+        if reset { try container.encode(reset, forKey: .reset) }
     }
 
     enum CodingKeys: String, CodingKey {
         case events
         case hasMore = "has_more"
         case activity
+        case reset
     }
 }

@@ -14,7 +14,7 @@ public struct HistoryPage: Codable, Hashable, Sendable {
     /// The conversation's version when the page was read: the `since` of
     /// events that may have changed these rows afterwards.
     public var version: Int64
-    /// Only on `around` pages: where the asked-for message is.
+    /// Only on `around` and `around_time` pages: where the asked-for message is.
     public var anchor: Anchor?
     /// Only when the request carried `window`: true when the server answered
     /// the newest page instead of the `after` page, and the client should
@@ -35,12 +35,15 @@ public struct HistoryPage: Codable, Hashable, Sendable {
 
     /// The message an `around` page was asked for, and its position.
     public struct Anchor: Codable, Hashable, Sendable {
-        public var id: Int64
+        /// The asked-for id (`around`), or the first message created at or
+        /// after the asked-for time (`around_time`); nil when a time jump
+        /// found no such message (the page is then the newest one).
+        public var id: Int64?
         public var found: Bool
         /// The anchor's index in ``HistoryPage/messages``; nil when not found.
         public var index: Int?
 
-        public init(id: Int64, found: Bool, index: Int?) {
+        public init(id: Int64?, found: Bool, index: Int?) {
             self.id = id
             self.found = found
             self.index = index

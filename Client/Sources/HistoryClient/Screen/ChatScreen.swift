@@ -25,7 +25,8 @@ public struct ChatScreen: Sendable {
     public private(set) var window: MessageWindow
     /// Sends not yet stored, oldest first.
     public private(set) var outbox: [PendingMessage] = []
-    /// Everyone typing now (the server's `typing` list), shown below the last message.
+    /// Everyone else typing now (the server's `typing` list without ``me``),
+    /// shown below the last message.
     public private(set) var typingUsers: [String] = []
     /// The message the "new messages" divider stands above; set when the
     /// screen opened at the first unread message.
@@ -73,7 +74,12 @@ public struct ChatScreen: Sendable {
     public var isLoadingNewer: Bool { inFlight.contains { if case .after = $0.cursor { true } else { false } } }
     /// A page that replaces the rows (opening, a jump) is in flight.
     public var isOpening: Bool {
-        inFlight.contains { if case .newest = $0.cursor { true } else if case .around = $0.cursor { true } else { false } }
+        inFlight.contains {
+            switch $0.cursor {
+            case .newest, .around, .aroundTime: true
+            default: false
+            }
+        }
     }
     /// The read marker should move to this id (the model debounces it): the
     /// newest message seen, when it is past the known marker.
@@ -191,10 +197,13 @@ public struct ChatScreen: Sendable {
         return nil
     }
 
-    /// Shows who is typing; scrolled into view only when following the bottom.
+    /// Shows who is typing (``me`` left out); scrolled into view only when
+    /// following the bottom.
     public mutating func typingDidChange(_ users: [String]) {
+        let others = users.filter { $0 != me }
+        guard others != typingUsers else { return }
         let before = rows
-        typingUsers = users
+        typingUsers = others
         rebuild(after: [], before: before, cause: .background)
     }
 
@@ -211,6 +220,7 @@ public struct ChatScreen: Sendable {
         case _ where backgroundRequests.remove(request) != nil: cause = .background
         case .newest: cause = .reader
         case .around(let id): cause = firstUnreadID == id ? .openedAtUnread : .reader
+        case .aroundTime: cause = .reader
         default: cause = .background
         }
         rebuild(after: changes, before: before, cause: cause)
@@ -228,16 +238,25 @@ public struct ChatScreen: Sendable {
         lastError = reason
     }
 
-    /// Applies one answer of the live feed (one page of it). Returns the
-    /// newest-page request to make instead when the answer shows a gap
-    /// larger than the window holds (a full page with more waiting while
-    /// the window holds the tail): reopening beats replaying.
+    /// Applies one answer of the live feed (one page of it; its typing list
+    /// when it carries one). Returns the newest-page request to make
+    /// instead when the answer shows a gap larger than the window holds (a
+    /// full page with more waiting while the window holds the tail):
+    /// reopening beats replaying.
+    ///
+    /// A reset answer (``HistoryEventBatch/reset``: the server would not
+    /// replay that much) is never applied: the rows are stale beyond
+    /// repair, wherever the reader is, and the newest page replaces them.
+    /// It returns that request, or nil when one is in flight already; the
+    /// feed goes on from that page's version.
     public mutating func receive(_ batch: HistoryEventBatch) -> WindowRequest? {
+        if let typing = batch.typing { typingDidChange(typing) }
+        if batch.reset {
+            return reopen()
+        }
         let capacity = window.configuration.capacity
         if batch.hasMore, batch.events.count >= capacity, window.attachedToTail || !window.isLoaded {
-            guard let reopen = request(for: .open) else { return nil }
-            backgroundRequests.insert(reopen)
-            return reopen
+            return reopen()
         }
         let before = rows
         let newestBefore = window.newestID ?? .min
@@ -249,6 +268,23 @@ public struct ChatScreen: Sendable {
         if !follow { newMessageCount += arrived.count }
         rebuild(after: changes, before: before, cause: .background)
         return nil
+    }
+
+    /// The newest page, asked for the network's sake (a reset, a long gap):
+    /// registered in flight as a background request, so its answer keeps
+    /// the row being read when it is still there. Nil when a newest page is
+    /// in flight already.
+    public mutating func reopen() -> WindowRequest? {
+        let request = WindowRequest(cursor: .newest, limit: window.configuration.pageSize)
+        guard inFlight.insert(request).inserted else { return nil }
+        backgroundRequests.insert(request)
+        return request
+    }
+
+    /// The live feed stopped (the app went to the background): who was
+    /// typing is not known any more.
+    public mutating func feedDidStop() {
+        typingDidChange([])
     }
 
     /// Applies a ``WindowRefresh`` answer.

@@ -4,8 +4,8 @@ import Observation
 /// The chat screen's view model: a ``ChatScreen`` carried out over a
 /// ``ChatHistoryClient``. The view draws ``rows``, performs each new
 /// ``scroll`` command once, and reports its ``ChatViewport``; everything
-/// else (pages, the live feed, the outbox and its retries, the read marker,
-/// coming back from the background) happens here.
+/// else (pages, the live feed and its resets, who is typing, the outbox and
+/// its retries, the read marker, coming back from the background) happens here.
 ///
 /// ```swift
 /// @State private var model = ChatScreenModel(client: client, conversationID: "general", me: "ana")
@@ -34,6 +34,8 @@ public final class ChatScreenModel {
     @ObservationIgnored public var readMarkerDelay: Duration = .milliseconds(500)
 
     @ObservationIgnored private var feedTask: Task<Void, Never>?
+    /// The last typing call, which the next one waits for: calls reach the server in order.
+    @ObservationIgnored private var typingTask: Task<Void, Never>?
     @ObservationIgnored private var readTask: Task<Void, Never>?
     @ObservationIgnored private var sendTasks: [String: Task<Void, Never>] = [:]
     @ObservationIgnored private var pageTasks: [WindowRequest: Task<Void, Never>] = [:]
@@ -65,6 +67,10 @@ public final class ChatScreenModel {
     public var isFollowing: Bool { feedTask != nil }
     /// The last jump's target did not exist (show "message not found").
     public var missingJumpTarget: Int64? { screen.window.missingJumpTarget }
+    /// Everyone else typing now, from the live feed (a stream's `typing`
+    /// events, a long-poll's `typing` list); also the last row of ``rows``
+    /// while the window holds the bottom.
+    public var typingUsers: [String] { screen.typingUsers }
 
     // MARK: - What the view does
 
@@ -84,9 +90,32 @@ public final class ChatScreenModel {
         load(screen.request(for: .jump(to: id)))
     }
 
+    /// Shows the first message created at or after `date` (a date
+    /// picker), at the top like a jump to a reply; a date after the newest
+    /// message shows the bottom.
+    public func jump(toDate date: Date) {
+        load(screen.request(for: .jumpToDate(date)))
+    }
+
     /// The "jump to latest" button.
     public func jumpToLatest() {
         load(screen.jumpToLatest())
+    }
+
+    /// The composer's text changed: call with `!draft.isEmpty` on every
+    /// change. The others see this user typing while it goes on and stop
+    /// seeing it when it stops or the message is sent; the client keeps the
+    /// contract's 2 s rule (``ChatHistoryClient/setTyping(_:in:)``), so
+    /// calling on every keystroke costs a request every 4 s at most.
+    public func setTyping(_ typing: Bool) {
+        let previous = typingTask
+        let client = self.client
+        let conversationID = self.conversationID
+        typingTask = Task {
+            await previous?.value
+            // Typing is a hint: a failure is not worth an error on screen.
+            _ = try? await client.setTyping(typing, in: conversationID)
+        }
     }
 
     /// Sends `body` with a new `client_id`: a pending row at once, retried
@@ -94,6 +123,7 @@ public final class ChatScreenModel {
     @discardableResult
     public func send(_ body: String, replyTo: Int64? = nil) -> String {
         let pending = PendingMessage(clientID: UUID().uuidString.lowercased(), body: body, replyTo: replyTo)
+        setTyping(false)
         load(screen.send(pending))
         startSending(pending.clientID)
         return pending.clientID
@@ -110,16 +140,20 @@ public final class ChatScreenModel {
         screen.discard(clientID: clientID)
     }
 
+    /// Shows who is typing as another source says (the live feed does it by itself).
     public func typingDidChange(_ users: [String]) {
         screen.typingDidChange(users)
     }
 
     /// The app goes to the background: the feed stops (a parked long-poll
-    /// would be cut anyway) and the read marker is sent now. Sends go on.
+    /// would be cut anyway), this user stops typing, and the read marker
+    /// is sent now. Sends go on.
     public func suspend() {
         isSuspended = true
         feedTask?.cancel()
         feedTask = nil
+        screen.feedDidStop()
+        setTyping(false)
         readTask?.cancel()
         readTask = nil
         if let upTo = screen.readMarkerToSend {
@@ -142,6 +176,7 @@ public final class ChatScreenModel {
     /// Stops everything (the screen is gone).
     public func close() {
         isSuspended = true
+        setTyping(false)
         feedTask?.cancel()
         readTask?.cancel()
         for task in sendTasks.values { task.cancel() }
@@ -152,17 +187,41 @@ public final class ChatScreenModel {
 
     // MARK: - Networking
 
-    private func load(_ request: WindowRequest?) {
+    /// Fetches `request`'s page. A reopen the feed asked for (`retrying`:
+    /// after a reset or a long gap, the feed waits for it) waits out
+    /// transient failures (a 429's `Retry-After`, backoff while the server
+    /// is away) instead of leaving the screen without a feed.
+    private func load(_ request: WindowRequest?, retrying: Bool = false) {
         guard let request else { return }
         let conversationID = self.conversationID
         let client = self.client
         pageTasks[request] = Task { [weak self] in
-            do {
-                let page = try await client.page(of: conversationID, request.pageRequest)
-                await self?.didLoad(page, for: request)
-            } catch {
-                self?.pageTasks[request] = nil
-                self?.screen.requestDidFail(request, reason: Self.describe(error))
+            var failures = 0
+            while true {
+                do {
+                    let page = try await client.page(of: conversationID, request.pageRequest)
+                    await self?.didLoad(page, for: request)
+                    return
+                } catch let error as HistoryClientError where retrying && error.isTransient {
+                    self?.screen.report(Self.describe(error))
+                    let policy = client.configuration.reconnect
+                    let delay: Duration
+                    if let retryAfter = error.retryAfter {
+                        delay = policy.delay(retryAfter: retryAfter, randomFraction: .random(in: 0..<1))
+                    } else {
+                        failures += 1
+                        delay = policy.delay(afterFailures: failures, randomFraction: .random(in: 0..<1))
+                    }
+                    do { try await Task.sleep(for: delay) } catch { return }
+                } catch {
+                    guard let self else { return }
+                    self.pageTasks[request] = nil
+                    self.screen.requestDidFail(request, reason: Self.describe(error))
+                    // The feed may have stopped for this page (a reset while
+                    // it was in flight): it goes on, and asks again if it must.
+                    if self.feedTask == nil, !self.isSuspended, !(error is CancellationError) { self.startFeed() }
+                    return
+                }
             }
         }
     }
@@ -171,7 +230,7 @@ public final class ChatScreenModel {
         pageTasks[request] = nil
         let replacesRows: Bool
         switch request.cursor {
-        case .newest, .around: replacesRows = true
+        case .newest, .around, .aroundTime: replacesRows = true
         case .after: replacesRows = page.reset == true
         default: replacesRows = false
         }
@@ -190,6 +249,11 @@ public final class ChatScreenModel {
             do {
                 while true {
                     let batch = try await client.events(of: conversationID, query)
+                    if batch.reset {
+                        // Too much changed in those rows to replay: the newest page instead.
+                        reopenAfterReset()
+                        return
+                    }
                     screen.receiveRefresh(batch.events)
                     guard batch.hasMore else { break }
                     query.since = batch.version
@@ -200,21 +264,37 @@ public final class ChatScreenModel {
         }
     }
 
+    /// The server would not replay what changed: the rows are replaced by
+    /// the newest page, and the feed restarts from its version (a newest
+    /// page already in flight does the same when it arrives).
+    private func reopenAfterReset() {
+        feedTask?.cancel()
+        feedTask = nil
+        load(screen.reopen(), retrying: true)
+    }
+
     /// (Re)starts the live feed from ``feedSince``, in pages of the
-    /// window's capacity so a long gap is recognised on its first page.
+    /// window's capacity so a long gap is recognised on its first page,
+    /// with who is typing.
     private func startFeed() {
         feedTask?.cancel()
         guard let since = feedSince else { return }
-        let stream = client.events(of: conversationID, since: since, limit: screen.window.configuration.capacity)
+        let stream = client.events(of: conversationID, since: since, limit: screen.window.configuration.capacity,
+                                   typing: true)
         feedTask = Task { [weak self] in
             do {
                 for try await batch in stream.batches {
                     guard let self else { return }
+                    if batch.reset {
+                        self.feedTask = nil
+                        self.load(self.screen.receive(batch), retrying: true)
+                        return
+                    }
                     if let reopen = self.screen.receive(batch) {
                         // Too much changed: the newest page replaces the rows,
                         // and the feed restarts from its version.
                         self.feedTask = nil
-                        self.load(reopen)
+                        self.load(reopen, retrying: true)
                         return
                     }
                     self.feedSince = batch.version

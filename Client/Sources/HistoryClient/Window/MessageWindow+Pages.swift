@@ -1,8 +1,9 @@
 extension MessageWindow {
     /// Applies the answer to `request` (from ``nextRequest(for:)``).
     ///
-    /// - `.newest`, a `reset` answer to `after&window`, and `.around` replace
-    ///   the window (``WindowChange/replaced``, ``WindowChange/jumped(anchorID:)``).
+    /// - `.newest`, a `reset` answer to `after&window`, `.around` and
+    ///   `.aroundTime` replace the window (``WindowChange/replaced``,
+    ///   ``WindowChange/jumped(anchorID:)``).
     /// - `.before` prepends and, past capacity, trims the newest end (the
     ///   window detaches from the tail).
     /// - `.after` appends and, past capacity, trims the oldest end; the
@@ -23,6 +24,15 @@ extension MessageWindow {
             let found = page.anchor?.found ?? page.messages.contains { $0.id == anchorID }
             missingJumpTarget = found ? nil : anchorID
             guard let anchor = found ? anchorID : Self.nearestRow(to: anchorID, in: page.messages) else {
+                return replace(with: page, change: .replaced)
+            }
+            return replace(with: page, change: .jumped(anchorID: anchor))
+        case .aroundTime:
+            // The anchor is the first message at or after the time; none
+            // (the time is past the newest message) is the newest page.
+            missingJumpTarget = nil
+            guard page.anchor?.found == true, let anchor = page.anchor?.id,
+                  page.messages.contains(where: { $0.id == anchor }) else {
                 return replace(with: page, change: .replaced)
             }
             return replace(with: page, change: .jumped(anchorID: anchor))

@@ -73,6 +73,8 @@ public struct MessageWindow: Hashable, Sendable {
             switch intent {
             case .jump(let id), .openAtFirstUnread(let id?):
                 return WindowRequest(cursor: .around(id), limit: limit)
+            case .jumpToDate(let time):
+                return WindowRequest(cursor: .aroundTime(time), limit: limit)
             default:
                 return WindowRequest(cursor: .newest, limit: limit)
             }
@@ -96,6 +98,10 @@ public struct MessageWindow: Hashable, Sendable {
         case .jump(let id):
             // A loaded target needs no request: the screen scrolls to it.
             return index(ofID: id) == nil ? WindowRequest(cursor: .around(id), limit: limit) : nil
+        case .jumpToDate(let time):
+            // Which row is first at that time is the server's to say (its
+            // order of creation times): always a request.
+            return WindowRequest(cursor: .aroundTime(time), limit: limit)
         }
     }
 

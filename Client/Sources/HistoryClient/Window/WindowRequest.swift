@@ -1,3 +1,5 @@
+import Foundation
+
 /// What the user did that may need messages the window does not hold.
 public enum WindowIntent: Hashable, Sendable {
     /// The screen opens: load the bottom of the chat.
@@ -17,6 +19,12 @@ public enum WindowIntent: Hashable, Sendable {
     case reachedBottom
     /// The user tapped a reply: show the message it answers.
     case jump(to: Int64)
+    /// The user picked a date: show the first message created at or after
+    /// it, from the page around it (``PageCursor/aroundTime(_:)``), which the
+    /// window applies as ``WindowChange/jumped(anchorID:)`` like a jump to a
+    /// reply; a date after the newest message opens at the bottom
+    /// (``WindowChange/replaced``).
+    case jumpToDate(Date)
 }
 
 /// The one page request the window needs next: the caller performs it and

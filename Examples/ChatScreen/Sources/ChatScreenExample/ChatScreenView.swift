@@ -4,7 +4,8 @@ import SwiftUI
 /// The screen: the model's rows in a top-aligned list (a short chat stays at
 /// the top; "open at the bottom" is the model's first command), the model's
 /// scroll commands performed once each, the viewport reported after every
-/// scroll, a composer, and a "jump to latest" button with its count.
+/// scroll, a composer that tells the others this user is typing, and a
+/// "jump to latest" button with its count.
 struct ChatScreenView: View {
     @State var model: ChatScreenModel
     @State private var position = ScrollPosition(idType: ChatRowID.self)
@@ -28,6 +29,8 @@ struct ChatScreenView: View {
                 model.send(draft)
                 draft = ""
             }
+            // The others see "typing…" while the draft changes; the model keeps the 2 s rule.
+            .onChange(of: draft) { _, text in model.setTyping(!text.isEmpty) }
         }
         .task { model.open() }
         .onDisappear { model.close() }

@@ -41,7 +41,8 @@ struct RowView: View {
             }
             .padding(.horizontal).padding(.vertical, 6)
         case .typing(let users):
-            Text("\(users.joined(separator: ", ")) typing…")
+            // The feed's typing list without this user: `model.typingUsers`.
+            Text(users.count == 1 ? "\(users[0]) is typing…" : "\(users.joined(separator: ", ")) are typing…")
                 .font(.caption).foregroundStyle(.secondary).padding(.horizontal).padding(.vertical, 4)
         }
     }

@@ -1,0 +1,92 @@
+import Foundation
+
+/// The calls of the contract's "Live" section beside the feeds: one
+/// message, a page around a time, and typing.
+extension ChatHistoryClient {
+    /// `GET /v1/conversations/{id}/messages/{messageID}`: one message as
+    /// it is now, a tombstone too (a reply's preview, a notification).
+    /// A message that does not exist in this conversation throws
+    /// `.server` with code ``HistoryErrorCode/messageNotFound`` (404):
+    ///
+    /// ```swift
+    /// do {
+    ///     let original = try await client.message(id: reply.replyTo!, in: "general")
+    /// } catch let error as HistoryClientError where error.code == .messageNotFound {
+    ///     showOriginalGone()
+    /// }
+    /// ```
+    public func message(id messageID: Int64, in conversation: String) async throws -> HistoryMessage {
+        let endpoint = HistoryEndpoint(
+            method: "GET", path: ["v1", "conversations", conversation, "messages", String(messageID)])
+        return try await send(endpoint, as: HistoryMessage.self).value
+    }
+
+    /// `GET .../messages?around_time=T`: the page around the first message
+    /// created at or after `time` (its ``HistoryPage/anchor``), or the
+    /// newest page with the anchor not found when no message is that
+    /// recent. The same shape as ``PageCursor/around(_:)``; the jump of a
+    /// date picker. ``WindowIntent/jumpToDate(_:)`` is the same for a window.
+    public func page(of conversation: String, aroundTime time: Date, limit: Int? = nil) async throws -> HistoryPage {
+        try await page(of: conversation, .aroundTime(time, limit: limit))
+    }
+
+    /// `PUT /v1/conversations/{id}/typing` `{"typing": ...}`, under the
+    /// contract's 2 s rule kept here (``TypingThrottle``): call it on every
+    /// keystroke with `true` and with `false` when the user stops (clears
+    /// the draft, sends); the client sends a `true` at most every 4 s and
+    /// never a call within 2 s of the last one (a call that must wait
+    /// waits, and gives way to a newer call made meanwhile).
+    ///
+    /// Returns whether a request was sent. A stranger to the conversation
+    /// gets ``HistoryErrorCode/conversationNotFound``.
+    @discardableResult
+    public func setTyping(_ typing: Bool, in conversation: String) async throws -> Bool {
+        let generation = typingState.withLock { state -> UInt64 in
+            state.generations[conversation, default: 0] += 1
+            return state.generations[conversation, default: 0]
+        }
+        while true {
+            let now = ContinuousClock.now
+            let (decision, previous) = typingState.withLock { state -> (TypingThrottle.Decision, TypingThrottle?) in
+                // A newer call decides instead of this one.
+                guard state.generations[conversation] == generation else { return (.skip, nil) }
+                let throttle = state.throttles[conversation] ?? TypingThrottle()
+                let decision = throttle.decide(typing, at: now)
+                if decision == .send {
+                    state.throttles[conversation, default: TypingThrottle()].didSend(typing, at: now)
+                }
+                return (decision, throttle)
+            }
+            switch decision {
+            case .skip:
+                return false
+            case .wait(let delay):
+                try await Task.sleep(for: delay)
+            case .send:
+                do {
+                    let endpoint = HistoryEndpoint(
+                        method: "PUT", path: ["v1", "conversations", conversation, "typing"],
+                        body: try encode(TypingBody(typing: typing)))
+                    _ = try await perform(endpoint)
+                    return true
+                } catch {
+                    if let previous {
+                        typingState.withLock { $0.throttles[conversation]?.restore(previous) }
+                    }
+                    throw error
+                }
+            }
+        }
+    }
+}
+
+/// What ``ChatHistoryClient/setTyping(_:in:)`` remembers between calls.
+struct TypingState: Sendable {
+    var throttles: [String: TypingThrottle] = [:]
+    /// Counts calls per conversation, so one that waited knows whether a newer one came.
+    var generations: [String: UInt64] = [:]
+}
+
+private struct TypingBody: Encodable {
+    var typing: Bool
+}
