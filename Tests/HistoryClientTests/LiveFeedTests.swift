@@ -10,7 +10,7 @@ import Testing
 /// what the client asks (a stream, a long-poll, `Last-Event-ID`, `since`,
 /// `typing=1`) and what it makes of the answers (chunks cut anywhere,
 /// 429s, resets, typing lists, streams that fail).
-@Suite("Live feeds, scripted", .timeLimit(.minutes(2)))
+@Suite("Live feeds, scripted", .timeLimit(.minutes(5)))
 struct LiveFeedTests {
     static let fast = ReconnectPolicy(initialDelay: .milliseconds(5), maximumDelay: .milliseconds(20))
 

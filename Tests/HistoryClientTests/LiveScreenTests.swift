@@ -8,9 +8,9 @@ import Testing
 
 /// What the screen model, the inbox and the typing calls make of the live
 /// feed's resets and typing lists, against a scripted transport.
-@Suite("Live screens, scripted", .timeLimit(.minutes(2)))
+@Suite("Live screens, scripted", .timeLimit(.minutes(5)))
 struct LiveScreenTests {
-    @MainActor static func until(within limit: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    @MainActor static func until(within limit: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
             if condition() { return true }
@@ -131,9 +131,14 @@ struct LiveScreenTests {
     }
 
     /// A call waiting out the quiet period gives way to a newer one.
+    /// (A 10 s quiet period rather than the contract's 2 s: the second
+    /// call must come within it however busy the machine running the test.)
     @Test func aWaitingTypingCallGivesWayToANewerOne() async throws {
         let transport = ScriptedTransport { _ in .json(status: 204, body: "") }
-        let client = ChatHistoryClient(baseURL: URL(string: "http://chat.invalid")!, transport: transport)
+        let throttle = TypingThrottle(minimumInterval: .seconds(10), renewInterval: .seconds(20))
+        let client = ChatHistoryClient(baseURL: URL(string: "http://chat.invalid")!,
+                                       configuration: HistoryClientConfiguration(typingThrottle: throttle),
+                                       transport: transport)
         #expect(try await client.setTyping(true, in: "c"))
         async let stopped = client.setTyping(false, in: "c")
         try await Task.sleep(for: .milliseconds(300))

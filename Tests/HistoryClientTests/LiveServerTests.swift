@@ -10,7 +10,7 @@ import Testing
 /// The client's live calls against the real server in-process, over
 /// loopback: streams across a restart, resets, typing between two users,
 /// one message, jump by time.
-@Suite("Live against the server", .timeLimit(.minutes(3)))
+@Suite("Live against the server", .timeLimit(.minutes(5)))
 struct LiveServerTests {
     static func configuration(_ transport: FeedTransport) -> HistoryClientConfiguration {
         HistoryClientConfiguration(
@@ -18,7 +18,7 @@ struct LiveServerTests {
             feedTransport: transport)
     }
 
-    @MainActor static func until(within limit: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
+    @MainActor static func until(within limit: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
             if condition() { return true }

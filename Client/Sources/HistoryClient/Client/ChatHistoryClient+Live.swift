@@ -45,15 +45,16 @@ extension ChatHistoryClient {
             state.generations[conversation, default: 0] += 1
             return state.generations[conversation, default: 0]
         }
+        let template = configuration.typingThrottle
         while true {
             let now = ContinuousClock.now
             let (decision, previous) = typingState.withLock { state -> (TypingThrottle.Decision, TypingThrottle?) in
                 // A newer call decides instead of this one.
                 guard state.generations[conversation] == generation else { return (.skip, nil) }
-                let throttle = state.throttles[conversation] ?? TypingThrottle()
+                let throttle = state.throttles[conversation] ?? template
                 let decision = throttle.decide(typing, at: now)
                 if decision == .send {
-                    state.throttles[conversation, default: TypingThrottle()].didSend(typing, at: now)
+                    state.throttles[conversation, default: template].didSend(typing, at: now)
                 }
                 return (decision, throttle)
             }

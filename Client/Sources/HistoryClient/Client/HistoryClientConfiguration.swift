@@ -35,12 +35,17 @@ public struct HistoryClientConfiguration: Sendable {
     /// that does not inflate. An `Accept-Encoding` in `additionalHeaders`
     /// wins over both. Default: true.
     public var acceptsGzip: Bool
+    /// The intervals ``ChatHistoryClient/setTyping(_:in:)`` keeps between
+    /// the typing calls it sends (a fresh throttle is copied from this one
+    /// per conversation). Default: the contract's 2 s quiet period and a
+    /// renewal every 4 s; longer intervals are always safe.
+    public var typingThrottle: TypingThrottle
 
     public init(requestTimeout: Duration = .seconds(15), longPollMargin: Duration = .seconds(10),
                 eventWait: Duration = .seconds(30), reconnect: ReconnectPolicy = ReconnectPolicy(),
                 feedTransport: FeedTransport = .automatic, streamIdleTimeout: Duration = .seconds(45),
                 additionalHeaders: [String: String] = [:], tokenProvider: HistoryTokenProvider? = nil,
-                acceptsGzip: Bool = true) {
+                acceptsGzip: Bool = true, typingThrottle: TypingThrottle = TypingThrottle()) {
         self.requestTimeout = requestTimeout
         self.longPollMargin = longPollMargin
         self.eventWait = eventWait
@@ -50,6 +55,7 @@ public struct HistoryClientConfiguration: Sendable {
         self.additionalHeaders = additionalHeaders
         self.tokenProvider = tokenProvider
         self.acceptsGzip = acceptsGzip
+        self.typingThrottle = typingThrottle
     }
 }
 
