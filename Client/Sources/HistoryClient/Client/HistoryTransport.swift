@@ -141,12 +141,40 @@ public final class URLSessionTransport: HistoryTransport {
         return HistoryStreamingResponse(response: response, body: body, cancel: { handle.cancel() })
     }
 
+    /// A completion-handler task, not `URLSession.data(for:)`: in
+    /// swift-corelibs-foundation, cancelling the Swift task awaiting
+    /// `data(for:)` calls `URLSessionTask.cancel()` inside the task's
+    /// cancellation handler, which holds the task's status lock while
+    /// `cancel()` waits on the session's work queue; if that queue is then
+    /// resuming the same task (the answer arrived), it waits for the status
+    /// lock, and both threads stop for good (seen in a test run: a screen
+    /// closed while its page request completed). Here the cancel goes to
+    /// another queue (`TaskHandle`), so no lock is held while it waits.
     public func response(for request: URLRequest, isLongPoll: Bool) async throws -> (Data, HTTPURLResponse) {
-        let (data, response) = try await (isLongPoll ? longPollSession : session).data(for: request)
-        guard let http = response as? HTTPURLResponse else {
-            throw URLError(.badServerResponse)
+        let session = isLongPoll ? longPollSession : session
+        let box = TaskBox()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (answered: CheckedContinuation<(Data, HTTPURLResponse), any Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        answered.resume(throwing: error)
+                    } else if let http = response as? HTTPURLResponse {
+                        answered.resume(returning: (data ?? Data(), http))
+                    } else {
+                        answered.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                let handle = TaskHandle(task)
+                if box.set(handle) {
+                    task.resume()
+                } else {
+                    // Cancelled before it started: never started, answered as cancelled.
+                    answered.resume(throwing: CancellationError())
+                }
+            }
+        } onCancel: {
+            box.cancel()
         }
-        return (data, http)
     }
 }
 
@@ -185,6 +213,34 @@ private final class TaskHandle: @unchecked Sendable {
         guard first else { return }
         let task = self.task
         DispatchQueue.global().async { task.cancel() }
+    }
+}
+
+/// The data task of one `response(for:)` call, which its cancellation
+/// handler may reach before or after the task exists.
+///
+/// The use of `@unchecked Sendable` is safe for this type because its
+/// mutable state is read and written only inside `lock`.
+private final class TaskBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var handle: TaskHandle?
+    private var cancelled = false
+
+    /// Keeps the task; false when the call was already cancelled.
+    func set(_ handle: TaskHandle) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !cancelled else { return false }
+        self.handle = handle
+        return true
+    }
+
+    func cancel() {
+        lock.lock()
+        cancelled = true
+        let handle = self.handle
+        lock.unlock()
+        handle?.cancel()
     }
 }
 
