@@ -30,7 +30,7 @@ struct InboxRoutes {
         try environment.authorize(request, .readInbox(owner: user))
         var query = try Self.inboxQuery(request.query)
         while true {
-            let page = try read(request) { () throws(StoreError) in try environment.store.inbox(of: user, query) }
+            let page = try environment.activityRead(request) { () throws(StoreError) in try environment.store.inbox(of: user, query) }
             switch JSONWriter.inboxPage(page, budget: environment.limits.maximumResponseBytes) {
             case .whole(let json):
                 // The rows come from many conversations: tagged by the bytes.
@@ -51,7 +51,7 @@ struct InboxRoutes {
         query.resetAfter = environment.feeds.resetAfter
         let streaming = StreamRequest.wantsStream(request.http)
         if streaming, let cursor = try StreamRequest.lastEventID(request.http) { query.since = cursor }
-        let feed = try read(request) { () throws(StoreError) in try environment.store.inboxChanges(of: user, query) }
+        let feed = try environment.activityRead(request) { () throws(StoreError) in try environment.store.inboxChanges(of: user, query) }
         let source = InboxFeedSource(store: environment.store, user: user, query: query)
         if streaming {
             EventStream(request: request, caller: grant.caller, feed: source, environment: environment).start(first: feed)
@@ -64,20 +64,6 @@ struct InboxRoutes {
         let poll = LongPoll(request: request, caller: grant.caller, feed: source, deadline: .now + wait,
                             environment: environment)
         poll.start(after: feed.activity)
-    }
-
-    /// A store read in the inbox's words: `versionAhead` is about the
-    /// server's activity, not a conversation's version. (A cursor the store
-    /// cannot decode is its `.invalid(field: "cursor")`: `invalid_cursor`.)
-    private func read<T>(_ request: APIRequest, _ body: () throws(StoreError) -> T) throws(APIError) -> T {
-        do {
-            return try body()
-        } catch {
-            if case .versionAhead(let requested, let current) = error {
-                throw APIError(.invalidVersion, "since (\(requested)) is greater than the server's activity (\(current))")
-            }
-            throw environment.apiError(error, request: request)
-        }
     }
 
     /// `limit` 1...200 (default 50, `invalid_limit`) and `cursor`, opaque

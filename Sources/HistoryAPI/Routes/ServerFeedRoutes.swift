@@ -19,7 +19,7 @@ struct ServerFeedRoutes {
         var (query, wait) = try Self.eventsQuery(request.query)
         let streaming = StreamRequest.wantsStream(request.http)
         if streaming, let cursor = try StreamRequest.lastEventID(request.http) { query.since = cursor }
-        let feed = try read(request) { () throws(StoreError) in try environment.store.serverChanges(query) }
+        let feed = try environment.activityRead(request) { () throws(StoreError) in try environment.store.serverChanges(query) }
         let source = ServerFeedSource(store: environment.store, query: query)
         if streaming {
             EventStream(request: request, caller: grant.caller, feed: source, environment: environment).start(first: feed)
@@ -32,19 +32,6 @@ struct ServerFeedRoutes {
         let poll = LongPoll(request: request, caller: grant.caller, feed: source, deadline: .now + wait,
                             environment: environment)
         poll.start(after: feed.activity)
-    }
-
-    /// `since` above the server's activity is `invalid_version`, in the
-    /// feed's words.
-    private func read<T>(_ request: APIRequest, _ body: () throws(StoreError) -> T) throws(APIError) -> T {
-        do {
-            return try body()
-        } catch {
-            if case .versionAhead(let requested, let current) = error {
-                throw APIError(.invalidVersion, "since (\(requested)) is greater than the server's activity (\(current))")
-            }
-            throw environment.apiError(error, request: request)
-        }
     }
 
     /// `since` (default 0, `invalid_version`), `limit` 1...1000 (default
