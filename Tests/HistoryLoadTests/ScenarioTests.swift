@@ -49,6 +49,24 @@ struct ScenarioTests {
         }
     }
 
+    /// `feed`: a backend follows `GET /v1/events` beside posters; every
+    /// acked post (retries included) reaches it exactly once, and it ends
+    /// at most one answer behind.
+    @Test func backendFeedIsExact() throws {
+        try withSeededServer { server, _ in
+            var plan = quickPlan(server.endpoint, .feed, clients: 2)
+            plan.writers = 6
+            let outcome = try ServerFeedRun.execute(plan)
+            #expect(outcome.passed, "\(outcome.text)")
+            #expect(outcome.acked > 25)
+            #expect(outcome.missing.isEmpty && outcome.repeated == 0)
+            #expect(outcome.report.checks["events checked", default: 0] >= outcome.acked)
+            #expect(outcome.report.kinds.contains { $0.kind == RequestKind.delivery.name && $0.count > 0 })
+            #expect(outcome.ends.count == 2 && outcome.ends.allSatisfy { $0.events <= 1000 })
+            #expect(outcome.report.ackedPostsReadable == outcome.report.ackedPosts)
+        }
+    }
+
     @Test func openLoopKeepsTheSchedule() throws {
         try withSeededServer { server, _ in
             var plan = quickPlan(server.endpoint, .deep, clients: 2)

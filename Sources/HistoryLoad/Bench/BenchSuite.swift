@@ -25,6 +25,8 @@ struct BenchSuite {
         var inboxOnly = false
         /// Only the bytes rows (`bytesRows`).
         var bytesOnly = false
+        /// Only the jump rows (`jumpRows`): by time against `around`, deep in the largest conversation.
+        var jumpOnly = false
         /// `Accept-Encoding: gzip` on the rows' requests (the bytes rows set their own).
         var acceptsGzip = true
         /// `If-None-Match` on the revalidate rows' re-reads.
@@ -91,6 +93,7 @@ struct BenchSuite {
             return plan
         }
         if s.bytesOnly { return try bytesRows(catalog: catalog, log: log) }
+        if s.jumpOnly { return try jumpRows(largest: largest, log: log) }
         /// - Parameter allRequests: the rate is every request of the run (deep rows also
         ///   read range pages that re-check a deep page: deep reads too), else `kind`'s.
         func measure(_ name: String, _ plan: LoadPlan, command: String, kind: String, allRequests: Bool = false,

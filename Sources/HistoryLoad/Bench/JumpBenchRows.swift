@@ -5,9 +5,9 @@ import HTTPCore
 /// time deep in the largest conversation against the `around` page of the
 /// same message, interleaved request by request on one connection, so a
 /// busy machine's drift falls on both alike (goal: within 15% at 1M depth).
-/// Each jump is checked too: its anchor must be the target (the first
-/// message of its millisecond) and its page the target's `around` page,
-/// else the row counts a violation.
+/// Each jump is checked too: its anchor must be the first message of the
+/// asked time (of that time or later, the one before it earlier) and its
+/// page the anchor's `around` page, else the row counts a violation.
 extension BenchSuite {
     /// The targets: this many messages in the oldest tenth of the conversation.
     static let jumpTargets = 200
@@ -29,43 +29,49 @@ extension BenchSuite {
             return (try JSONDecoder().decode(T.self, from: Data(response.body)), micros)
         }
 
-        // Targets deep down: at each of `jumpTargets` ids spread over the
-        // oldest tenth, two neighbouring messages; when the second is later
-        // than the first, it is the first message of its millisecond, so a
-        // jump to its time must anchor exactly on it (created times never
-        // decrease in id order). Neighbours in the same millisecond are skipped.
-        // The oldest message is always a target: no message is older, so a
-        // jump to its time anchors on it (bulk-loaded history, whose
-        // messages share their times, has few other targets).
+        // Targets deep down: the times of `jumpTargets` messages spread over
+        // the oldest tenth, each distinct time once, and the oldest message's.
+        // A jump to a time anchors on the first message of that time: the
+        // smallest id at or after it (created times never decrease in id
+        // order). Bulk-loaded history shares its times by chunk, so several
+        // probes may name one time; each time is a target once.
         guard let oldest = largest.oldestID, let newest = largest.newestID, newest > oldest else {
             throw LoadError("jump rows: \(largest.id) has no messages")
         }
         let span = max(1, (newest - oldest) / 10)
-        var targets: [(id: Int64, time: String)] = []
+        var times: [String] = []
         let (bottom, _) = try get("\(largest.messagesPrefix)after=0&limit=1", as: JumpPage.self)
-        if let first = bottom.messages.first { targets.append((first.id, first.created_at)) }
+        if let first = bottom.messages.first { times.append(first.created_at) }
         for index in 0..<Self.jumpTargets {
             let probe = oldest + span * Int64(index) / Int64(Self.jumpTargets)
-            let (page, _) = try get("\(largest.messagesPrefix)around=\(probe)&limit=3", as: JumpPage.self)
-            for (earlier, later) in zip(page.messages, page.messages.dropFirst()) where earlier.created_at < later.created_at {
-                targets.append((later.id, later.created_at))
-                break
-            }
+            let (page, _) = try get("\(largest.messagesPrefix)around=\(probe)&limit=1", as: JumpPage.self)
+            if let time = page.messages.first?.created_at, !times.contains(time) { times.append(time) }
         }
-        guard !targets.isEmpty else { throw LoadError("jump rows: no targets in \(largest.id)") }
 
+        // Each round: the jump, then the `around` page of the message it
+        // anchored on, which must be the same page; the anchor must be of
+        // the asked time or later, and the message before it earlier.
         var around: [UInt64] = [], jump: [UInt64] = []
         var violations: [String] = []
+        var anchors = Set<Int64>()
         let deadline = ContinuousClock.now + s.duration * 2
         var rounds = 0
         repeat {
-            for target in targets {
-                let (byID, aroundMicros) = try get("\(largest.messagesPrefix)around=\(target.id)&limit=50", as: JumpPage.self)
-                let (byTime, jumpMicros) = try get("\(largest.messagesPrefix)around_time=\(target.time)&limit=50", as: JumpPage.self)
+            for time in times {
+                let (byTime, jumpMicros) = try get("\(largest.messagesPrefix)around_time=\(time)&limit=50", as: JumpPage.self)
+                guard let anchor = byTime.anchor?.id, let index = byTime.anchor?.index, byTime.messages.indices.contains(index) else {
+                    if violations.count < 5 { violations.append("around_time=\(time): no anchor") }
+                    continue
+                }
+                let (byID, aroundMicros) = try get("\(largest.messagesPrefix)around=\(anchor)&limit=50", as: JumpPage.self)
                 around.append(aroundMicros)
                 jump.append(jumpMicros)
-                if byTime.anchor?.id != target.id || byTime.messages.map(\.id) != byID.messages.map(\.id) {
-                    if violations.count < 5 { violations.append("around_time=\(target.time): anchor \(byTime.anchor?.id.map(String.init) ?? "none"), expected \(target.id)") }
+                anchors.insert(anchor)
+                let anchored = byTime.messages[index]
+                let before = index > 0 ? byTime.messages[index - 1].created_at : nil
+                if anchored.id != anchor || anchored.created_at < time || (before.map { $0 >= time } ?? (anchor != oldest))
+                    || byTime.messages.map(\.id) != byID.messages.map(\.id) {
+                    if violations.count < 5 { violations.append("around_time=\(time): anchor \(anchor) is not the first message of that time") }
                 }
             }
             rounds += 1
@@ -74,7 +80,7 @@ extension BenchSuite {
         let url = s.endpoint.description
         let aroundRow = Self.measuredRow("`around` page deep in \(largest.id) (\(depth))", kind: "page around", micros: around,
                                          violations: [], largest: largest,
-                                         command: "bench --url \(url) (jump rows)", note: "\(targets.count) targets, interleaved with the jump row")
+                                         command: "bench --url \(url) (jump rows)", note: "\(anchors.count) targets, interleaved with the jump row")
         var jumpRow = Self.measuredRow("Jump by time deep in \(largest.id) (\(depth))", kind: "page around_time", micros: jump,
                                        violations: violations, largest: largest,
                                        command: "bench --url \(url) (jump rows)", note: "")
@@ -108,6 +114,7 @@ extension BenchSuite {
         }
         struct Anchor: Decodable {
             let id: Int64?
+            let index: Int?
         }
         let messages: [Message]
         let anchor: Anchor?

@@ -24,6 +24,11 @@ enum PostAckTimes {
         table.withLock { table in table?[clientID] = nanoseconds }
     }
 
+    /// Every post answered since ``start()``, by `client_id`.
+    static func all() -> [String: UInt64] {
+        table.withLock { $0 ?? [:] }
+    }
+
     /// When the post's answer arrived; nil if it has not (yet).
     static func time(of clientID: String) -> UInt64? {
         table.withLock { $0?[clientID] }

@@ -69,6 +69,9 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Only the bytes rows: a newest page identity, gzip and revalidated (304), and the revalidate scenario.")
     var bytesOnly = false
 
+    @Flag(help: "Only the jump rows: a jump by time (around_time) against the around page of the same message, deep in the largest conversation.")
+    var jumpOnly = false
+
     @Flag(help: "Requests without Accept-Encoding: gzip (the bytes rows still compare both).")
     var noGzip = false
 
@@ -90,7 +93,9 @@ struct BenchCommand: ParsableCommand {
             throw ValidationError("Counts must be positive.")
         }
         guard !(noInbox && inboxOnly) else { throw ValidationError("--no-inbox and --inbox-only exclude each other.") }
-        guard !(bytesOnly && inboxOnly) else { throw ValidationError("--bytes-only and --inbox-only exclude each other.") }
+        guard [bytesOnly, inboxOnly, jumpOnly].filter({ $0 }).count <= 1 else {
+            throw ValidationError("--bytes-only, --inbox-only and --jump-only exclude each other.")
+        }
     }
 
     func run() throws {
@@ -100,6 +105,7 @@ struct BenchCommand: ParsableCommand {
         settings.inbox = !noInbox
         settings.inboxOnly = inboxOnly
         settings.bytesOnly = bytesOnly
+        settings.jumpOnly = jumpOnly
         settings.acceptsGzip = !noGzip
         settings.sendsETags = !noEtag
         settings.inboxLarge = inboxConversations

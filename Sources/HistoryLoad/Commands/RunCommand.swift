@@ -30,10 +30,10 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Users per scenario for --scenario mix, e.g. scrollback=5,deep=3,post=1.")
     var mix: MixWeights = .standard
 
-    @Option(help: "Tail and inbox: posting clients beside the readers (default: clients / 8, inbox: clients / 4); typing: typers (default 1000).")
+    @Option(help: "Tail and inbox: posting clients beside the readers (default: clients / 8, inbox: clients / 4); typing: typers (default 1000); feed: posters (default 64).")
     var writers: Int?
 
-    @Option(help: "tail, inbox: the writers post through this server instead, another instance on the same PostgreSQL database (cross-instance delivery).")
+    @Option(help: "tail, inbox, feed: the writers post through this server instead, another instance on the same PostgreSQL database (cross-instance delivery).")
     var writerURL: ServerEndpoint?
 
     @Option(help: "Extra idle keep-alive connections held open during the run.")
@@ -114,6 +114,13 @@ struct RunCommand: ParsableCommand {
             print(comparison.text)
             if let json { try comparison.withTypers.writeJSON(to: json) }
             if !comparison.passed { throw ExitCode(1) }
+            return
+        }
+        if scenario == .feed {
+            let outcome = try ServerFeedRun.execute(plan)
+            print(outcome.text)
+            if let json { try outcome.report.writeJSON(to: json) }
+            if !outcome.passed { throw ExitCode(1) }
             return
         }
         let report = try LoadRun.execute(plan)

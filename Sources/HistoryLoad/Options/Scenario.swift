@@ -34,9 +34,13 @@ enum Scenario: String, ExpressibleByArgument, CaseIterable, Sendable {
     /// `--clients` event streams held open while writers post: post-to-delivery
     /// latency and the server's memory per idle stream (`StreamsRun`).
     case streams
+    /// Backends following `GET /v1/events` while `--writers` (default 64)
+    /// post as fast as they are answered: delivery, the backlog at the end,
+    /// every acked post in the feed exactly once (`ServerFeedRun`).
+    case feed
 
     /// The scenarios a `--mix` may name.
-    static var mixable: [Scenario] { allCases.filter { $0 != .mix && $0 != .get && $0 != .typing && $0 != .streams } }
+    static var mixable: [Scenario] { allCases.filter { $0 != .mix && $0 != .get && $0 != .typing && $0 != .streams && $0 != .feed } }
 }
 
 /// `--mix scrollback=5,deep=3,post=1`: how `mix` splits its users.

@@ -56,7 +56,7 @@ struct LoadReport: Codable, Sendable, JSONFileReport {
         scenario = plan.scenario == .mix ? "mix(\(plan.mix))" : plan.scenario.rawValue
         mode = plan.rate.map { "open loop, \(Format.fixed($0, 0)) req/s scheduled" } ?? "closed loop"
         clients = plan.clients
-        users = Dictionary(roles.map { ($0.scenario == .post && (plan.scenario == .tail || plan.scenario == .inbox) ? "writer" : $0.scenario.rawValue, 1) },
+        users = Dictionary(roles.map { ($0.scenario == .post && [.tail, .inbox, .feed].contains(plan.scenario) ? "writer" : $0.scenario.rawValue, 1) },
                            uniquingKeysWith: +)
         conversations = catalog.entries.count
         largestConversation = catalog.largest?.id

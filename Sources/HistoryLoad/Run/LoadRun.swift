@@ -70,8 +70,9 @@ enum LoadRun {
             if role.paced, let rate = role.rate ?? plan.rate.map({ $0 / Double(max(1, pacedCount)) }) {
                 pacer = Pacer(rate: rate, start: control.startNanos + (role.rate != nil ? writerWarmup : 0), phase: Double(index % max(1, pacedCount)) / Double(max(1, pacedCount)))
             }
-            // Only the paced writers beside readers (their own rate) post elsewhere.
-            let endpoint = role.rate != nil && role.scenario == .post ? plan.writerEndpoint ?? plan.endpoint : plan.endpoint
+            // Only the writers beside readers (their own rate, or the feed's) post elsewhere.
+            let besideReaders = role.rate != nil || plan.scenario == .feed
+            let endpoint = besideReaders && role.scenario == .post ? plan.writerEndpoint ?? plan.endpoint : plan.endpoint
             contexts.append(UserContext(index: index, endpoint: endpoint, stats: stats, control: control,
                                         catalog: catalog, settings: plan.settings, pacer: pacer))
         }
@@ -153,6 +154,7 @@ enum LoadRun {
             case .get: GetUser()
             case .revalidate: RevalidateUser()
             case .streams: preconditionFailure("streams runs through StreamsRun, not the load loop")
+            case .feed: preconditionFailure("feed readers are made by ServerFeedRun, with their ledger")
             }
         }
     }

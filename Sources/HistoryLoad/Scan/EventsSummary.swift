@@ -1,6 +1,8 @@
 /// What the tail readers need of an `events` response: per event its type,
 /// message id and `client_id` (which carries the post's send time), and the
-/// `version` to poll from next.
+/// `version` to poll from next. The backend feed (`GET /v1/events`) has the
+/// same shape with `activity` for `version`, and member events without a
+/// message (``scan(_:feed:)``).
 struct EventsSummary {
     struct Event {
         var version: Int64
@@ -15,7 +17,14 @@ struct EventsSummary {
     var hasMore = false
     var version: Int64 = 0
 
-    mutating func scan(_ body: [UInt8]) throws(ScanError) {
+    /// Which feed answered: a conversation's (cursor `version`, every event
+    /// carries a message) or the backend's (cursor `activity`; member events
+    /// carry none and get message id 0).
+    enum Feed { case conversation, server }
+
+    mutating func scan(_ body: [UInt8], feed: Feed = .conversation) throws(ScanError) {
+        let messagesRequired = feed == .conversation
+        let cursorKey: StaticString = messagesRequired ? "version" : "activity"
         events.removeAll(keepingCapacity: true)
         var summary = self
         defer { self = summary }
@@ -27,7 +36,7 @@ struct EventsSummary {
                     try cursor.forEachElement { element throws(ScanError) in
                         var event = Event(version: -1, type: .unknown, messageID: -1, clientID: nil)
                         try element.forEachMember { field, value throws(ScanError) in
-                            if field.equals("version") {
+                            if field.equals(cursorKey) {
                                 event.version = try value.readInt()
                             } else if field.equals("type") {
                                 let type = try value.readString()
@@ -53,12 +62,13 @@ struct EventsSummary {
                                 try value.skipValue()
                             }
                         }
-                        guard event.version >= 0, event.messageID > 0 else { throw ScanError.missingField("events[]") }
+                        guard event.version >= 0, event.messageID > 0 || !messagesRequired else { throw ScanError.missingField("events[]") }
+                        event.messageID = max(event.messageID, 0)
                         summary.events.append(event)
                     }
                 } else if key.equals("has_more") {
                     summary.hasMore = try cursor.readBool()
-                } else if key.equals("version") {
+                } else if key.equals(cursorKey) {
                     sawVersion = true
                     summary.version = try cursor.readInt()
                 } else {
@@ -67,7 +77,7 @@ struct EventsSummary {
             }
             try cursor.expectEnd()
         }
-        if !sawVersion { throw ScanError.missingField("version") }
+        if !sawVersion { throw ScanError.missingField(messagesRequired ? "version" : "activity") }
     }
 }
 

@@ -97,8 +97,7 @@ final class TailReader: CallbackUser {
             return
         }
         let wait = min(Double(context.settings.longPollSeconds), context.control.secondsLeft())
-        let waitText = String(Int((wait * 1000).rounded(.down)) / 1000) + "." + Self.threeDigits(Int((wait * 1000).rounded(.down)) % 1000)
-        let target = entry.eventsPrefix + "since=\(since)&wait=\(waitText)&limit=1000"
+        let target = entry.eventsPrefix + "since=\(since)&wait=\(LongPollWait.text(seconds: wait))&limit=1000"
         context.send(LoadRequest(target: target, kind: .events, start: MonotonicClock.now())) { [self] response in
             if let response, response.status == 200 {
                 receive(response.body, arrival: MonotonicClock.now(), since: since, target: target, label: label, context)
@@ -149,11 +148,6 @@ final class TailReader: CallbackUser {
         self.since = context.events.version
         polls += 1
         if polls % 16 == 0 { context.flush() }
-    }
-
-    private static func threeDigits(_ value: Int) -> String {
-        let text = String(value)
-        return String(repeating: "0", count: 3 - text.count) + text
     }
 }
 
