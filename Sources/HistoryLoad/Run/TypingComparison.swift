@@ -11,6 +11,11 @@ import Foundation
 ///
 /// Tokens mode only: typing is shown under a user id, and open mode has
 /// none (the server answers 403).
+///
+/// On one machine the load tool's typers take CPU from the server too, so
+/// for a server on this machine (found by its port) the server's own CPU
+/// per page is printed for each side as well, typing's CPU charged to the
+/// pages: what typers cost a server whose clients are elsewhere.
 enum TypingComparison {
     /// A typer sends this often: once per the contract's 2 s.
     static let callsPerTyperPerSecond = 0.5
@@ -24,6 +29,9 @@ enum TypingComparison {
         /// Pages per second of each segment, in order.
         let aloneRates: [Double]
         let withTypersRates: [Double]
+        /// The server's CPU seconds over each side's pages (nil: not on this machine).
+        let aloneCPUPerPage: Double?
+        let withTypersCPUPerPage: Double?
         let typers: Int
         let passed: Bool
 
@@ -39,7 +47,14 @@ enum TypingComparison {
                 "typing: pages \(Format.fixed(before, 0))/s alone, \(Format.fixed(after, 0))/s beside \(typers) typers "
                     + "(\(change >= 0 ? "+" : "")\(Format.fixed(change, 1))%; alone/beside per round: \(perRound)); typing calls "
                     + "\(Format.fixed(typing?.perSecond ?? 0, 0))/s, p99 \(Format.fixed(typing?.p99Ms ?? 0, 2)) ms",
-            ].joined(separator: "\n")
+            ].joined(separator: "\n") + cpuText
+        }
+
+        private var cpuText: String {
+            guard let alone = aloneCPUPerPage, let beside = withTypersCPUPerPage, alone > 0 else { return "" }
+            let change = (beside - alone) / alone * 100
+            return "\ntyping: server CPU per page \(Format.fixed(alone * 1e6, 1)) µs alone, \(Format.fixed(beside * 1e6, 1)) µs beside "
+                + "\(typers) typers, their calls charged to the pages (\(change >= 0 ? "+" : "")\(Format.fixed(change, 1))%)"
         }
     }
 
@@ -53,18 +68,38 @@ enum TypingComparison {
                                                    make: { _ in TypingUser() }), count: typers)
         var segment = plan
         segment.duration = plan.duration / (2 * rounds)
+        let server = ServerMemory.pid(listeningOn: plan.endpoint.port)
         var alone: [LoadReport] = [], beside: [LoadReport] = []
-        for _ in 0..<rounds {
-            segment.scenario = .deep
-            segment.roles = readers
-            alone.append(try LoadRun.execute(segment))
-            segment.scenario = .typing
-            segment.roles = readers + typing
-            beside.append(try LoadRun.execute(segment))
+        var aloneCPU: Double? = 0, besideCPU: Double? = 0
+        /// One segment, and the server's CPU seconds it took.
+        func measured(_ roles: [LoadRun.Role], _ scenario: Scenario) throws -> (LoadReport, Double?) {
+            segment.scenario = scenario
+            segment.roles = roles
+            let before = server.flatMap(ServerCPU.seconds)
+            let report = try LoadRun.execute(segment)
+            let after = server.flatMap(ServerCPU.seconds)
+            return (report, before.flatMap { start in after.map { $0 - start } })
         }
+        for _ in 0..<rounds {
+            let (readersAlone, cpuAlone) = try measured(readers, .deep)
+            alone.append(readersAlone)
+            aloneCPU = aloneCPU.flatMap { sum in cpuAlone.map { sum + $0 } }
+            let (readersBeside, cpuBeside) = try measured(readers + typing, .typing)
+            beside.append(readersBeside)
+            besideCPU = besideCPU.flatMap { sum in cpuBeside.map { sum + $0 } }
+        }
+        let pagesAlone = alone.map(pageCount).reduce(0, +), pagesBeside = beside.map(pageCount).reduce(0, +)
         return Outcome(alone: alone.last!, withTypers: beside.last!, aloneRates: alone.map(pageRate),
-                       withTypersRates: beside.map(pageRate), typers: typers,
-                       passed: (alone + beside).allSatisfy(\.passed))
+                       withTypersRates: beside.map(pageRate),
+                       aloneCPUPerPage: aloneCPU.map { $0 / max(pagesAlone, 1) },
+                       withTypersCPUPerPage: besideCPU.map { $0 / max(pagesBeside, 1) }, typers: typers,
+                       // A refused page (a 429 of the read rate limit) measures the refusal, not the page.
+                       passed: (alone + beside).allSatisfy { $0.passed && $0.errorCount == 0 })
+    }
+
+    /// Pages answered over every page kind the readers asked for.
+    static func pageCount(_ report: LoadReport) -> Double {
+        report.kinds.filter { $0.kind.hasPrefix("page") }.reduce(0) { $0 + Double($1.count) }
     }
 
     /// Pages per second over every page kind the readers asked for.
