@@ -5,7 +5,7 @@
 # snapshot". In tokens mode every page is read as a user token's subject
 # who is a member (`seed --jwt-secret-file`), so the role check is paid.
 #
-#   (cd OLD && swift build -c release --product history-server)
+#   (cd OLD && swift build -c release --product history-server && swift build -c release --product history-load)
 #   swift build -c release --product history-server && swift build -c release --product history-load
 #   scripts/bench_access_cpu.sh OLD/.build/release [OUT_DIR]     # about 10 minutes
 #
@@ -55,6 +55,12 @@ if [[ " $STORES " == *" sqlite "* ]]; then
     log "seed SQLite"
     "$NEW/history-load" seed --direct "$WORK/history.sqlite" "${SEED[@]}" >"$OUT/seed-sqlite.txt"
     DATABASE[sqlite]="$WORK/history.sqlite"
+    # A build refuses a file migrated past what it knows: when the new build
+    # added migrations, the old one reads a file its own tool seeded alike.
+    if [ -x "$OLD/history-load" ]; then
+        "$OLD/history-load" seed --direct "$WORK/history-old.sqlite" "${SEED[@]}" >"$OUT/seed-sqlite-old.txt"
+        DATABASE[sqlite-old]="$WORK/history-old.sqlite"
+    fi
 fi
 if [[ " $STORES " == *" postgres "* ]]; then
     mkdir -p "$WORK/pg"
@@ -67,6 +73,12 @@ if [[ " $STORES " == *" postgres "* ]]; then
     log "seed PostgreSQL"
     "$NEW/history-load" seed --direct "${DATABASE[postgres]}" "${SEED[@]}" >"$OUT/seed-postgres.txt"
     "$PGBIN/psql" -X -q -d "${DATABASE[postgres]}" -c "VACUUM ANALYZE"
+    if [ -x "$OLD/history-load" ]; then
+        "$PGBIN/psql" -X -q -d "postgresql://postgres@/postgres?host=$WORK/pg&port=$PGPORT" -c "CREATE DATABASE history_old"
+        DATABASE[postgres-old]="postgresql://postgres@/history_old?host=$WORK/pg&port=$PGPORT"
+        "$OLD/history-load" seed --direct "${DATABASE[postgres-old]}" "${SEED[@]}" >"$OUT/seed-postgres-old.txt"
+        "$PGBIN/psql" -X -q -d "${DATABASE[postgres-old]}" -c "VACUUM ANALYZE"
+    fi
 fi
 
 # One measurement: a server of `build` on `store` in `mode`, deep pages for
@@ -77,7 +89,9 @@ measure() { # round store build mode
     # Rates off in both modes (tokens mode limits each user to 50 reads a
     # second by default): the page path is measured, not the limiter.
     [ "$mode" = tokens ] && { flags=(--jwt-hs256-secret-file "$WORK/hs.keys" --rate-limit-reads 0 --rate-limit-writes 0); load=(--jwt-secret-file "$WORK/hs.keys"); }
-    "$bin/history-server" --host 127.0.0.1 --port "$PORT" --database "${DATABASE[$store]}" --access-log off \
+    local database="${DATABASE[$store]}"
+    [ "$build" = old ] && [ -n "${DATABASE[$store-old]:-}" ] && database="${DATABASE[$store-old]}"
+    "$bin/history-server" --host 127.0.0.1 --port "$PORT" --database "$database" --access-log off \
         --max-connections-per-client 0 "${flags[@]}" >"$WORK/server.out" 2>"$WORK/server.err" &
     pid=$!; PIDS+=("$pid")
     for _ in $(seq 1 300); do curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -85,8 +99,10 @@ measure() { # round store build mode
     local before after before_pg=0 after_pg=0
     before=$(cpu_seconds "$pid")
     [ "$store" = postgres ] && before_pg=$(cpu_seconds "$(head -1 "$WORK/pg/data/postmaster.pid")" postgres)
+    # Identity answers (--no-gzip): builds before gzip have none, and the
+    # access check is measured, not the compression.
     "$NEW/history-load" run --url "http://127.0.0.1:$PORT" --scenario deep --clients 32 --duration "$DURATION" \
-        "${load[@]}" --quiet --json "$OUT/$name.json" >"$OUT/$name.txt"
+        "${load[@]}" --no-gzip --quiet --json "$OUT/$name.json" >"$OUT/$name.txt"
     after=$(cpu_seconds "$pid")
     [ "$store" = postgres ] && after_pg=$(cpu_seconds "$(head -1 "$WORK/pg/data/postmaster.pid")" postgres)
     kill "$pid"; wait "$pid" 2>/dev/null || true
