@@ -99,13 +99,11 @@ struct ArticleCodeTests {
         #expect(Set(names) == Set(Self.articles.map(\.0)))
     }
 
-    @Test(arguments: Self.articles)
-    func everyLineOfTheArticleIsCompiledCode(article name: String, minimumLines: Int) throws {
-        let article = try String(contentsOf: Self.root.appendingPathComponent(
-            "Client/Sources/HistoryClient/HistoryClient.docc/\(name)"), encoding: .utf8)
+    /// The trimmed lines of the snippet tests and of the example app.
+    static func compiledLines() throws -> Set<String> {
         let tests = Self.root.appendingPathComponent("Tests/HistoryClientTests")
-        var sources = [tests.appendingPathComponent("DocumentationSnippetTests.swift"),
-                       tests.appendingPathComponent("InboxArticleTests.swift")]
+        var sources = ["DocumentationSnippetTests.swift", "InboxArticleTests.swift", "SymbolDocSnippetTests.swift"]
+            .map { tests.appendingPathComponent($0) }
         sources += try Self.exampleSources()
         var known: Set<String> = []
         for source in sources {
@@ -113,6 +111,44 @@ struct ArticleCodeTests {
                 known.insert(line.trimmingCharacters(in: .whitespaces))
             }
         }
+        return known
+    }
+
+    /// The examples of the doc comments (DocC shows them on each symbol's
+    /// page) are compiled too: SymbolDocSnippetTests, or the example app.
+    @Test func everyLineOfEveryDocCommentExampleIsCompiledCode() throws {
+        let known = try Self.compiledLines()
+        let library = Self.root.appendingPathComponent("Client/Sources/HistoryClient")
+        let files = try #require(FileManager.default.enumerator(atPath: library.path))
+            .compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }
+        var quoted = 0
+        for file in files {
+            var inBlock = false
+            let text = try String(contentsOf: library.appendingPathComponent(file), encoding: .utf8)
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                guard trimmed.hasPrefix("///") else {
+                    inBlock = false
+                    continue
+                }
+                let code = trimmed.dropFirst(3).trimmingCharacters(in: .whitespaces)
+                if code.hasPrefix("```") {
+                    inBlock = code == "```swift"
+                    continue
+                }
+                guard inBlock, !code.isEmpty, code != "..." else { continue }
+                quoted += 1
+                #expect(known.contains(code), "\(file): not compiled anywhere: \(code)")
+            }
+        }
+        #expect(quoted > 60)
+    }
+
+    @Test(arguments: Self.articles)
+    func everyLineOfTheArticleIsCompiledCode(article name: String, minimumLines: Int) throws {
+        let article = try String(contentsOf: Self.root.appendingPathComponent(
+            "Client/Sources/HistoryClient/HistoryClient.docc/\(name)"), encoding: .utf8)
+        let known = try Self.compiledLines()
         var inBlock = false
         var quoted = 0
         for line in article.split(separator: "\n", omittingEmptySubsequences: false) {

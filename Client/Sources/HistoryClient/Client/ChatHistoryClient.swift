@@ -14,8 +14,16 @@ import FoundationNetworking
 /// let client = ChatHistoryClient(baseURL: URL(string: "http://127.0.0.1:8080")!)
 /// let page = try await client.page(of: "general")                  // the newest 50
 /// let older = try await client.page(of: "general", .before(page.oldestID!))
-/// for try await event in client.events(of: "general", since: page.version) { ... }
+/// for try await event in client.events(of: "general", since: page.version) {
+///     let changes = window.apply(event)
+/// }
 /// ```
+///
+/// A page, a conversation, one message, members or an inbox page asked for
+/// again goes with the `ETag` of the answer the client holds
+/// (``HistoryClientConfiguration/revalidates``): when nothing changed the
+/// server answers 304 without a body, and the method returns the held
+/// answer, the same value a 200 would have decoded.
 ///
 /// A server in tokens mode wants a bearer token with every request: give the
 /// configuration a ``HistoryTokenProvider`` (the app's call to its backend).
