@@ -1,8 +1,10 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// A SwiftUI chat screen on ChatScreenModel. Apple platforms only (SwiftUI);
-// on Linux CI parses its sources (Tests/HistoryClientTests/ExampleSourcesTests).
+// An inbox and its chat screens on ChatScreenModel. Apple platforms only (SwiftUI);
+// on Linux CI parses its sources (ArticleCodeTests, in
+// Tests/HistoryClientTests/DocumentationSnippetTests.swift) and the root
+// package's tests compile InboxViewModel.swift, which needs no SwiftUI.
 // It depends on the client's own package in Client/, so it resolves
 // nothing of the server's (no swift-crypto, no argument-parser, no libpq).
 //

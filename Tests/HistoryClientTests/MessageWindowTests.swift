@@ -17,6 +17,25 @@ struct MessageWindowTests {
         #expect(!harness.window.hasNewer)
     }
 
+    /// Opening again on the rows it shows (a 304 hands back the same page):
+    /// nothing changed, so nothing to redraw; a newer message, or rows
+    /// scrolled in above, make it a replacement again.
+    @Test func theNewestPageAgainOnTheSameRowsChangesNothing() {
+        var harness = WindowHarness(pageSize: 5, messages: 23)
+        #expect(harness.perform(.open) == [.replaced])
+        let shown = harness.window
+        #expect(harness.perform(.open) == [])
+        #expect(harness.window.messages == shown.messages && harness.window.hasOlder && harness.window.attachedToTail)
+
+        harness.perform(.scrollUp)
+        #expect(harness.perform(.open) == [.replaced])
+        #expect(harness.ids == Array(harness.conversation.ids.suffix(5)))
+
+        harness.conversation.post()
+        #expect(harness.perform(.open) == [.replaced])
+        #expect(harness.ids == Array(harness.conversation.ids.suffix(5)))
+    }
+
     @Test func aConversationShorterThanAPageIsAllOfIt() {
         var harness = WindowHarness(pageSize: 5, messages: 3)
         #expect(harness.perform(.open) == [.replaced])

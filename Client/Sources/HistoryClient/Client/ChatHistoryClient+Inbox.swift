@@ -21,7 +21,8 @@ extension ChatHistoryClient {
         var query: [(String, String)] = []
         if let cursor { query.append(("cursor", cursor)) }
         if let limit { query.append(("limit", String(limit))) }
-        let endpoint = HistoryEndpoint(method: "GET", path: ["v1", "users", user, "conversations"], query: query)
+        let endpoint = HistoryEndpoint(method: "GET", path: ["v1", "users", user, "conversations"], query: query,
+                                       revalidates: true)
         return try await send(endpoint, as: HistoryInboxPage.self).value
     }
 

@@ -17,7 +17,8 @@ extension ChatHistoryClient {
     /// ```
     public func message(id messageID: Int64, in conversation: String) async throws -> HistoryMessage {
         let endpoint = HistoryEndpoint(
-            method: "GET", path: ["v1", "conversations", conversation, "messages", String(messageID)])
+            method: "GET", path: ["v1", "conversations", conversation, "messages", String(messageID)],
+            revalidates: true)
         return try await send(endpoint, as: HistoryMessage.self).value
     }
 

@@ -20,7 +20,7 @@ extension ChatHistoryClient {
         if let after { query.append(("after", after)) }
         if let limit { query.append(("limit", String(limit))) }
         let endpoint = HistoryEndpoint(method: "GET", path: ["v1", "conversations", conversation, "members"],
-                                       query: query)
+                                       query: query, revalidates: true)
         return try await send(endpoint, as: HistoryMemberPage.self).value
     }
 

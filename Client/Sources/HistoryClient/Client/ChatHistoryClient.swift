@@ -14,8 +14,16 @@ import FoundationNetworking
 /// let client = ChatHistoryClient(baseURL: URL(string: "http://127.0.0.1:8080")!)
 /// let page = try await client.page(of: "general")                  // the newest 50
 /// let older = try await client.page(of: "general", .before(page.oldestID!))
-/// for try await event in client.events(of: "general", since: page.version) { ... }
+/// for try await event in client.events(of: "general", since: page.version) {
+///     let changes = window.apply(event)
+/// }
 /// ```
+///
+/// A page, a conversation, one message, members or an inbox page asked for
+/// again goes with the `ETag` of the answer the client holds
+/// (``HistoryClientConfiguration/revalidates``): when nothing changed the
+/// server answers 304 without a body, and the method returns the held
+/// answer, the same value a 200 would have decoded.
 ///
 /// A server in tokens mode wants a bearer token with every request: give the
 /// configuration a ``HistoryTokenProvider`` (the app's call to its backend).
@@ -33,6 +41,9 @@ public final class ChatHistoryClient: Sendable {
     private let base: LockedBox<URL>
     /// ``setTyping(_:in:)``'s throttles, per conversation.
     let typingState = LockedBox(TypingState())
+    /// The answers asked again with `If-None-Match`; nil when
+    /// ``HistoryClientConfiguration/revalidates`` is off.
+    let answers: RevalidationCache?
 
     /// The longest `wait` the contract allows.
     static let maximumWait: Duration = .seconds(60)
@@ -48,6 +59,7 @@ public final class ChatHistoryClient: Sendable {
                 transport: (any HistoryTransport)? = nil) {
         self.configuration = configuration
         self.base = LockedBox(baseURL)
+        self.answers = configuration.revalidates ? RevalidationCache() : nil
         self.transport = transport ?? URLSessionTransport(
             requestTimeout: configuration.requestTimeout,
             longPollTimeout: Self.maximumWait + configuration.longPollMargin,
@@ -93,7 +105,7 @@ public final class ChatHistoryClient: Sendable {
 
     /// `GET /v1/conversations/{id}`.
     public func conversation(_ id: String) async throws -> HistoryConversation {
-        try await send(HistoryEndpoint(method: "GET", path: ["v1", "conversations", id]),
+        try await send(HistoryEndpoint(method: "GET", path: ["v1", "conversations", id], revalidates: true),
                        as: HistoryConversation.self).value
     }
 
@@ -121,7 +133,7 @@ public final class ChatHistoryClient: Sendable {
     /// `GET /v1/conversations/{id}/messages`: one page.
     public func page(of conversation: String, _ request: PageRequest = .newest()) async throws -> HistoryPage {
         let endpoint = HistoryEndpoint(method: "GET", path: ["v1", "conversations", conversation, "messages"],
-                                       query: request.queryItems)
+                                       query: request.queryItems, revalidates: true)
         return try await send(endpoint, as: HistoryPage.self).value
     }
 
@@ -194,24 +206,50 @@ public final class ChatHistoryClient: Sendable {
     }
 
     /// Performs the request and decodes a 2xx body as `T`.
-    func send<T: Decodable>(_ endpoint: HistoryEndpoint, as type: T.Type) async throws
+    ///
+    /// An endpoint that `revalidates` is asked with `If-None-Match` when an
+    /// answer to it is held; a 304 returns that answer (status 304), a 200
+    /// with an `ETag` is held for next time (``RevalidationCache``).
+    func send<T: Decodable & Sendable>(_ endpoint: HistoryEndpoint, as type: T.Type) async throws
         -> (value: T, status: Int) {
-        let (data, status) = try await perform(endpoint)
+        guard endpoint.revalidates, let answers else {
+            let (data, response) = try await perform(endpoint)
+            return (try Self.decode(T.self, from: data, status: response.statusCode), response.statusCode)
+        }
+        var endpoint = endpoint
+        let key = endpoint.revalidationKey
+        let held = answers.entry(for: key, as: T.self)
+        if let held { endpoint.headers["If-None-Match"] = held.tag }
+        let (data, response) = try await perform(endpoint)
+        if response.statusCode == 304, let held {
+            return (held.value, 304)
+        }
+        let value = try Self.decode(T.self, from: data, status: response.statusCode)
+        if let tag = response.value(forHTTPHeaderField: "ETag") {
+            answers.store(value, tag: tag, bytes: data.count, for: key)
+        } else {
+            answers.remove(key)
+        }
+        return (value, response.statusCode)
+    }
+
+    private static func decode<T: Decodable>(_ type: T.Type, from data: Data, status: Int) throws -> T {
         do {
-            return (try HistoryJSON.makeDecoder().decode(T.self, from: data), status)
+            return try HistoryJSON.makeDecoder().decode(T.self, from: data)
         } catch {
             throw HistoryClientError.undecodableResponse(status: status, reason: "\(T.self): \(error)")
         }
     }
 
-    /// Performs the request; returns the body of a 2xx answer and throws
+    /// Performs the request; returns the body of a 2xx answer (or of a 304
+    /// to a request that carried `If-None-Match`) and throws
     /// ``HistoryClientError`` for anything else.
     ///
     /// With a token provider, a 401 `token_expired` gets one more token and
     /// one retry: a token can expire between the provider's answer and the
     /// server's check, and that race must not reach the app. A second 401
     /// is the app's to handle (its provider keeps returning stale tokens).
-    func perform(_ endpoint: HistoryEndpoint) async throws -> (Data, Int) {
+    func perform(_ endpoint: HistoryEndpoint) async throws -> (Data, HTTPURLResponse) {
         do {
             return try await performOnce(endpoint)
         } catch let error as HistoryClientError
@@ -232,7 +270,7 @@ public final class ChatHistoryClient: Sendable {
     }
 
     /// One exchange with the server, with a token asked for just before.
-    private func performOnce(_ endpoint: HistoryEndpoint) async throws -> (Data, Int) {
+    private func performOnce(_ endpoint: HistoryEndpoint) async throws -> (Data, HTTPURLResponse) {
         let request = try await urlRequest(for: endpoint)
         let data: Data
         let http: HTTPURLResponse
@@ -242,10 +280,11 @@ public final class ChatHistoryClient: Sendable {
             throw Self.transportFailure(error)
         }
         let status = http.statusCode
-        guard (200..<300).contains(status) else {
+        let revalidated = status == 304 && endpoint.headers["If-None-Match"] != nil
+        guard (200..<300).contains(status) || revalidated else {
             throw Self.failure(status: status, body: data, response: http)
         }
-        return (data, status)
+        return (data, http)
     }
 
     /// The request for `endpoint` at the current base URL, with the

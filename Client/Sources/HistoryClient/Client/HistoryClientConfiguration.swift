@@ -35,6 +35,17 @@ public struct HistoryClientConfiguration: Sendable {
     /// that does not inflate. An `Accept-Encoding` in `additionalHeaders`
     /// wins over both. Default: true.
     public var acceptsGzip: Bool
+    /// Asks again with `If-None-Match`: the client keeps the `ETag` and the
+    /// decoded answer of the last 64 GETs of a resource or a page (a
+    /// conversation, a page of messages, one message, members, an inbox
+    /// page; up to 8 MiB of bodies), and a second request for one of them
+    /// carries its tag. The server answers 304 with no body when nothing
+    /// changed, and the client returns the answer it holds: the same value a
+    /// 200 would have decoded, since the tag changes whenever the bytes
+    /// would. A chat screen reopening the newest page it holds, an inbox
+    /// reloading its first page, a conversation's members read again cost
+    /// a few hundred bytes instead of the page. Default: true.
+    public var revalidates: Bool
     /// The intervals ``ChatHistoryClient/setTyping(_:in:)`` keeps between
     /// the typing calls it sends (a fresh throttle is copied from this one
     /// per conversation). Default: the contract's 2 s quiet period and a
@@ -45,7 +56,8 @@ public struct HistoryClientConfiguration: Sendable {
                 eventWait: Duration = .seconds(30), reconnect: ReconnectPolicy = ReconnectPolicy(),
                 feedTransport: FeedTransport = .automatic, streamIdleTimeout: Duration = .seconds(45),
                 additionalHeaders: [String: String] = [:], tokenProvider: HistoryTokenProvider? = nil,
-                acceptsGzip: Bool = true, typingThrottle: TypingThrottle = TypingThrottle()) {
+                acceptsGzip: Bool = true, typingThrottle: TypingThrottle = TypingThrottle(),
+                revalidates: Bool = true) {
         self.requestTimeout = requestTimeout
         self.longPollMargin = longPollMargin
         self.eventWait = eventWait
@@ -56,6 +68,7 @@ public struct HistoryClientConfiguration: Sendable {
         self.tokenProvider = tokenProvider
         self.acceptsGzip = acceptsGzip
         self.typingThrottle = typingThrottle
+        self.revalidates = revalidates
     }
 }
 

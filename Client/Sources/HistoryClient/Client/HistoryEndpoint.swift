@@ -14,6 +14,15 @@ struct HistoryEndpoint: Sendable {
     var timeout: Duration?
     /// Headers of this request alone, set last (a stream's `Accept` and `Last-Event-ID`).
     var headers: [String: String] = [:]
+    /// A GET of a resource or a page, whose answer carries an `ETag`: asked
+    /// again, it sends `If-None-Match` (``RevalidationCache``).
+    var revalidates = false
+
+    /// The route and query, what a held answer is found by.
+    var revalidationKey: String {
+        path.map(Self.escape).joined(separator: "/") + "?"
+            + query.map { "\(Self.escape($0.0))=\(Self.escape($0.1))" }.joined(separator: "&")
+    }
 
     /// RFC 3986 unreserved characters: the only ones a path segment keeps as is.
     /// A conversation id the contract allows never needs escaping; one it does

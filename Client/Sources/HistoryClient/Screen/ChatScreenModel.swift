@@ -8,16 +8,27 @@ import Observation
 /// its retries, the read marker, coming back from the background) happens here.
 ///
 /// ```swift
-/// @State private var model = ChatScreenModel(client: client, conversationID: "general", me: "ana")
+/// @State var model: ChatScreenModel
+/// @State private var position = ScrollPosition(idType: ChatRowID.self)
 ///
-/// var body: some View {
-///     ChatList(rows: model.rows, scroll: model.scroll) { viewport in
-///         model.viewportDidChange(viewport)
-///     }
-///     .task { model.open() }
-///     .onChange(of: scenePhase) { _, phase in phase == .active ? model.resume() : model.suspend() }
+/// ForEach(model.rows) { row in
+///     RowView(row: row, onRetry: model.retry(clientID:), onReplyTap: model.jump(to:))
+///         .id(row.id)
+/// }
+/// .scrollPosition($position)
+/// .onScrollGeometryChange(for: ScrollGeometry.self) { $0 } action: { _, geometry in
+///     model.viewportDidChange(layout.viewport(rows: model.rows.map(\.id), geometry: geometry))
+/// }
+/// .onChange(of: model.scroll, initial: true) { _, command in
+///     withTransaction(transaction) { perform(command.action) }
+/// }
+/// .task { model.open(atFirstUnread: firstUnreadID) }
+/// .onChange(of: scenePhase) { _, phase in
+///     if phase == .active { model.resume() } else { model.suspend() }
 /// }
 /// ```
+///
+/// (Examples/ChatScreen's `ChatScreenView`, and <doc:BuildingAChatScreen>.)
 ///
 /// Foundation and Observation only: it builds and is tested on Linux.
 @MainActor @Observable

@@ -3,7 +3,9 @@ extension MessageWindow {
     ///
     /// - `.newest`, a `reset` answer to `after&window`, `.around` and
     ///   `.aroundTime` replace the window (``WindowChange/replaced``,
-    ///   ``WindowChange/jumped(anchorID:)``).
+    ///   ``WindowChange/jumped(anchorID:)``); a newest page equal to the
+    ///   rows held changes nothing (`[]`): a screen reopening what it
+    ///   shows keeps its place.
     /// - `.before` prepends and, past capacity, trims the newest end (the
     ///   window detaches from the tail).
     /// - `.after` appends and, past capacity, trims the oldest end; the
@@ -16,7 +18,15 @@ extension MessageWindow {
         defer { newestReadVersion = Swift.max(newestReadVersion, page.version) }
         switch request.cursor {
         case .newest:
-            return replace(with: page, change: .replaced)
+            let before = self
+            let changes = replace(with: page, change: .replaced)
+            // The newest page the window already shows (asked again and
+            // answered 304, or a 200 with the same rows): nothing to redraw.
+            if before.isLoaded, before.messages == messages, before.hasOlder == hasOlder,
+               before.attachedToTail == attachedToTail {
+                return []
+            }
+            return changes
         case .around(let anchorID):
             // A target that is not there (an id of another conversation, a
             // message purged) must not be scrolled to: anchor on the row

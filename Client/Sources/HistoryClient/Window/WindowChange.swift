@@ -6,6 +6,7 @@
 /// may still have).
 public enum WindowChange: Hashable, Sendable {
     /// Everything was replaced by the newest messages: scroll to the bottom.
+    /// (A newest page equal to the rows held is no change at all: `[]`.)
     case replaced
     /// Everything was replaced by the page around a message (jumping to a
     /// reply's original): scroll so `anchorID` is visible.

@@ -2,15 +2,16 @@ import Foundation
 import HistoryClient
 import SwiftUI
 
-/// One conversation of a local server (`history-server --port 8080`), as
-/// "ana": run the server, create the conversation, run this app.
+/// The inbox of "ana" on a local server in open mode (`history-server
+/// --port 8080`, then a conversation with ana as a member), and each chat
+/// screen it opens.
 @main
 struct ChatScreenApp: App {
     private let client = ChatHistoryClient(baseURL: URL(string: "http://127.0.0.1:8080")!)
 
     var body: some Scene {
         WindowGroup {
-            ChatScreenView(model: ChatScreenModel(client: client, conversationID: "general", me: "ana"))
+            InboxView(model: InboxViewModel(client: client, user: "ana"), client: client, me: "ana")
         }
     }
 }

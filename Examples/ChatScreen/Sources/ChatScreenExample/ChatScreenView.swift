@@ -8,6 +8,9 @@ import SwiftUI
 /// "jump to latest" button with its count.
 struct ChatScreenView: View {
     @State var model: ChatScreenModel
+    /// Where the inbox row says the user stopped reading: the screen opens
+    /// there, below a "new messages" divider; nil opens at the bottom.
+    var firstUnreadID: Int64?
     @State private var position = ScrollPosition(idType: ChatRowID.self)
     @State private var draft = ""
     @State private var layout = RowLayout()
@@ -32,7 +35,7 @@ struct ChatScreenView: View {
             // The others see "typing…" while the draft changes; the model keeps the 2 s rule.
             .onChange(of: draft) { _, text in model.setTyping(!text.isEmpty) }
         }
-        .task { model.open() }
+        .task { model.open(atFirstUnread: firstUnreadID) }
         .onDisappear { model.close() }
         .onChange(of: scenePhase) { _, phase in
             if phase == .active { model.resume() } else { model.suspend() }

@@ -1,0 +1,1 @@
+../../../Examples/ChatScreen/Sources/ChatScreenExample/InboxViewModel.swift
