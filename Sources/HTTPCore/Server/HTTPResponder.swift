@@ -2,8 +2,9 @@ import Dispatch
 
 /// What a responder does with a request: answer it now, or promise to.
 public enum HTTPResponderResult: Sendable {
-    /// The answer, written in the same turn of the connection's queue: no
-    /// hop for the usual request, which needs no other thread.
+    /// The answer, written in the same turn of the connection's queue: for
+    /// what the responder decides on the loop itself (a refusal, a 404,
+    /// memory-only work).
     case response(HTTPResponse)
     /// The answer comes later, through `respond`, exactly once.
     case later

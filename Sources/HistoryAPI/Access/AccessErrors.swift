@@ -14,14 +14,14 @@ extension APIError {
         switch rejection {
         case .missing:
             self = APIError(.missingToken, "this request needs Authorization: Bearer <token>",
-                            wwwAuthenticate: Self.realm)
+                            headers: ["WWW-Authenticate": Self.realm])
         case .invalid:
             // The reason stays in the log: it could help someone forging tokens.
             self = APIError(.invalidToken, "the token is not valid",
-                            wwwAuthenticate: Self.realm + #", error="invalid_token", error_description="the token is not valid""#)
+                            headers: ["WWW-Authenticate": Self.realm + #", error="invalid_token", error_description="the token is not valid""#])
         case .expired:
             self = APIError(.tokenExpired, "the token has expired",
-                            wwwAuthenticate: Self.realm + #", error="invalid_token", error_description="the token has expired""#)
+                            headers: ["WWW-Authenticate": Self.realm + #", error="invalid_token", error_description="the token has expired""#])
         }
     }
 

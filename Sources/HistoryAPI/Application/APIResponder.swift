@@ -1,32 +1,31 @@
 import HTTPCore
 import HistoryStore
-import HistorySQLite
 
 /// API v1 as the HTTP server sees it: the responder every request goes to,
 /// and the observer every answer is reported to (metrics, access log).
 ///
-/// Before routing, in this order, each step answering on its own when it
-/// refuses:
-/// 1. `Host` (421 `misdirected_request` on a loopback bind); then proxy
-///    headers: refused in open mode (403, `ClientAddressing`), believed
-///    from a trusted proxy, whose forwarded client then stands for the peer;
-///    then the web viewer's files (`WebViewer`, when on), which need no token;
-/// 2. a listed origin's CORS preflight (`OPTIONS`: 204, or 404 for a path
-///    no route takes), which carries no token by design;
-/// 3. authentication of `/v1` and `/metrics` (401): a request without a
-///    valid token learns nothing, not even which paths exist, so an unknown
-///    `/v1` path is 401 too, and 404/405 come only after it; a failure is
-///    charged to the client address's read bucket, before any signature
-///    check, and past its rate answered 429 instead;
-/// 4. the router: 404, 405, 415, then the route, which asks
+/// A request is matched to its route once (`Router.match`), then passes
+/// the gates (`RequestGate`), in this order, each refusing on its own:
+/// 1. `HostGate` (421 `misdirected_request` on a loopback bind); then
+///    `ProxyGate`: proxy headers refused in open mode (403), believed from
+///    a trusted proxy, whose forwarded client then stands for the peer;
+///    then the web viewer's files (`WebViewerGate`, when on), which need no token;
+/// 2. `CORSGate`, when origins are listed: a listed origin's preflight
+///    (`OPTIONS`: 204, or 404 for a path no route takes), which carries no
+///    token by design;
+/// 3. `AuthenticationGate` of `/v1` and `/metrics` (401, or 429 for a
+///    flood of bad tokens);
+/// 4. `RateLimitGate`: the caller's rate (429 `rate_limited`), after
+///    authentication, so it counts per token `sub`, and before any store work;
+/// 5. the router: 404, 405, 415, then the route, which asks
 ///    `AccessPolicy` (404 for a non-member, 403).
 ///
-/// Between 3 and 4, the caller's rate limit (429 `rate_limited`): after
-/// authentication, so it counts per token `sub`, and before any store work.
-///
-/// Steps 1 to 4's refusals run on the event loop; a route that may wait on
-/// the store runs on `readPool` (`Router.Cost`) and answers from there, so
-/// a slow read never holds up the loop's other connections.
+/// Every answer leaves through the gates' decorations (CORS headers,
+/// `RateLimit-*`, the forwarded client's name): a refusal and the router's
+/// own answers at once, returned to the connection on the event loop; a
+/// route's answer from the read pool (`Router.Cost`), where a route that
+/// may wait on the store runs, through its `AnswerOutlet`, so a slow read
+/// never holds up the loop's other connections.
 ///
 /// ```swift
 /// let api = APIResponder(store: store, metrics: Metrics(), logger: logger, accessLog: nil)
@@ -34,16 +33,12 @@ import HistorySQLite
 /// ```
 public final class APIResponder: HTTPResponder, HTTPServerObserver {
     private let router: Router
+    private let gates: GateList
     private let metrics: Metrics
     private let accessLog: AccessLog?
     private let longPolls: LongPollRegistry
-    private let access: AccessMode
-    private let browser: BrowserSafety
-    private let logger: Logger
-    private let rateLimits: RequestRateLimits
     private let readPool: ReadPool
     private let webViewer: WebViewer?
-    private let clients: ClientAddressing
 
     /// `readThreads`: the threads of the read pool, as many as the store
     /// has reader connections (`StoreConfiguration.readerCount`).
@@ -60,7 +55,7 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         }
         let environment = RouteEnvironment(store: store, logger: logger, metrics: metrics, longPolls: longPolls,
                                            limits: limits, feeds: feeds, readPool: readPool)
-        var router = Router(readPool: readPool)
+        var router = Router(readPool: readPool, failures: StoreFailures(logger: logger, metrics: metrics))
         HealthRoutes(environment: environment).register(in: &router)
         ConversationRoutes(environment: environment).register(in: &router)
         MessageRoutes(environment: environment).register(in: &router)
@@ -71,144 +66,43 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         ServerFeedRoutes(environment: environment).register(in: &router)
         ReadMarkerRoutes(environment: environment).register(in: &router)
         TypingRoutes(environment: environment).register(in: &router)
+        let rateLimits = RequestRateLimits(limits)
+        var gates: [any RequestGate] = [HostGate(browser: browser), ProxyGate(clients: clients, metrics: metrics)]
+        if let webViewer { gates.append(WebViewerGate(viewer: webViewer)) }
+        if browser.hasCORS { gates.append(CORSGate(browser: browser, router: router)) }
+        gates.append(AuthenticationGate(access: access, rateLimits: rateLimits, metrics: metrics, logger: logger))
+        gates.append(RateLimitGate(rateLimits: rateLimits, metrics: metrics))
+        self.gates = GateList(gates)
         self.router = router
-        self.access = access
-        self.clients = clients
-        self.browser = browser
-        self.logger = logger
         self.metrics = metrics
         self.accessLog = accessLog
         self.longPolls = longPolls
         self.readPool = readPool
         self.webViewer = webViewer
-        rateLimits = RequestRateLimits(limits)
     }
 
     /// The router's routes, `METHOD /pattern` (for the contract check).
     var routeLabels: [String] { router.routeLabels + (webViewer == nil ? [] : WebViewer.routeLabels) }
 
+    /// The one entry (the gates, then the router) and the one exit (the
+    /// gates' decorations) of every request.
     public func handle(_ request: HTTPRequest, context: any RequestContext,
                        respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult {
-        let slot = AnswerSlot(respond: respond)
-        dispatch(request, context: context, respond: slot.send)
-        return slot.handlerReturned()
+        var passage = Passage(request: request, context: context, route: router.match(request))
+        var answer: HTTPResponse
+        if let refusal = gates.admit(&passage) {
+            answer = refusal
+        } else {
+            let outlet = AnswerOutlet(gates: gates, marks: passage.marks, respond: respond)
+            guard case .now(let response) = router.route(passage, outlet: outlet) else { return .later }
+            answer = response
+        }
+        gates.decorate(&answer, marks: passage.marks)
+        return .response(answer)
     }
 
     public func errorResponse(for failure: HTTPFailure) -> HTTPResponse {
         APIError(failure).response(route: nil)
-    }
-
-    /// Host, CORS and the token first, each answering on its own; then the router.
-    private func dispatch(_ request: HTTPRequest, context: any RequestContext,
-                          respond: @escaping @Sendable (HTTPResponse) -> Void) {
-        if let error = browser.hostError(request) {
-            respond(error.response(route: router.label(for: request)))
-            return
-        }
-        var respond = respond
-        if clients.refusesForwardedRequests && ClientAddressing.isForwarded(request) {
-            let error = ClientAddressing.forwardedInOpenMode
-            metrics.recordDenied(status: error.status.code, code: error.code.rawValue)
-            respond(error.response(route: router.label(for: request)))
-            return
-        }
-        let forwarded = clients.forwardedClient(of: request, remoteAddress: context.remoteAddress)
-        let context: any RequestContext = forwarded.map { ForwardedContext(connection: context, client: $0) } ?? context
-        if let client = forwarded {
-            let inner = respond
-            let name = client.description
-            respond = { response in
-                var response = response
-                response.client = name
-                inner(response)
-            }
-        }
-        if let webViewer, let response = webViewer.response(to: request) {
-            respond(response)
-            return
-        }
-        let listedOrigin = browser.listedOrigin(of: request)
-        if browser.hasCORS && listedOrigin == nil {
-            let inner = respond
-            respond = { response in
-                var response = response
-                BrowserSafety.addVaryOrigin(to: &response)
-                inner(response)
-            }
-        }
-        if let origin = listedOrigin {
-            let inner = respond
-            respond = { response in
-                var response = response
-                BrowserSafety.addCORSHeaders(origin: origin, to: &response)
-                inner(response)
-            }
-            if request.method == .options {
-                preflight(request, respond: respond)
-                return
-            }
-        }
-        var caller: Caller?
-        if AccessMode.needsCaller(path: Router.originFormPath(request.path)) {
-            // Only a request that is charged needs its client's key (and
-            // non-escaping closures cost no allocation on the usual path).
-            let authentication = access.authenticate(
-                request,
-                charge: { rateLimits.chargeAuthentication(ClientKey.peer(context: context)) },
-                refund: { rateLimits.refundAuthentication(ClientKey.peer(context: context)) })
-            switch authentication {
-            case .caller(let found):
-                caller = found
-            case .refused(let rejection, let charge):
-                let error = APIError(rejection)
-                if case .invalid(let reason) = rejection {
-                    logger.debug("token refused on \(request.method) \(abbreviated(String(request.path), to: 200)): \(reason)")
-                }
-                metrics.recordDenied(status: error.status.code, code: error.code.rawValue)
-                var response = error.response(route: router.label(for: request))
-                if let charge { RequestRateLimits.addHeaders(charge, to: &response) }
-                respond(response)
-                return
-            case .throttled(let decision):
-                metrics.recordDenied(status: 429, code: ErrorCode.rateLimited.rawValue)
-                respond(RequestRateLimits.refusal(decision, route: router.label(for: request)))
-                return
-            }
-        }
-        guard passesRateLimits(request, caller: caller, context: context, respond: &respond) else { return }
-        router.handle(request, context: context, caller: caller, respond: respond)
-    }
-
-    /// Step 5: the caller's read or write rate (`RequestRateLimits`). False
-    /// when refused (answered 429); otherwise the answer will carry the
-    /// `RateLimit-*` headers.
-    private func passesRateLimits(_ request: HTTPRequest, caller: Caller?, context: any RequestContext,
-                                  respond: inout @Sendable (HTTPResponse) -> Void) -> Bool {
-        let path = Router.originFormPath(request.path)
-        guard let decision = rateLimits.check(request, path: path, caller: caller, context: context) else { return true }
-        guard decision.allowed else {
-            metrics.recordDenied(status: 429, code: ErrorCode.rateLimited.rawValue)
-            respond(RequestRateLimits.refusal(decision, route: router.label(for: request)))
-            return false
-        }
-        let inner = respond
-        respond = { response in
-            var response = response
-            RequestRateLimits.addHeaders(decision, to: &response)
-            inner(response)
-        }
-        return true
-    }
-
-    /// A listed origin's `OPTIONS`: the path's methods, the two request
-    /// headers a client needs, and how long to cache the answer.
-    private func preflight(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
-        let path = Router.originFormPath(request.path)
-        guard let (methods, pattern) = router.methods(forPath: path) else {
-            respond(APIError.notFound(abbreviated(String(path), to: 200)).response(route: Router.unmatchedRoute))
-            return
-        }
-        respond(BrowserSafety.preflight(methods: methods, route: "OPTIONS \(pattern)"))
     }
 
     public func exchangeCompleted(_ exchange: HTTPExchange) {

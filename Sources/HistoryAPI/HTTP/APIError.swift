@@ -14,16 +14,15 @@ import HistoryStore
 public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
     public var code: ErrorCode
     public var message: String
-    /// Extra response headers, e.g. `Allow` for 405.
-    public var allow: String?
-    /// The `WWW-Authenticate` challenge of a 401 (RFC 6750 §3).
-    public var wwwAuthenticate: String?
+    /// What the answer says beside its body: `Allow` of a 405, the
+    /// `WWW-Authenticate` challenge of a 401 (RFC 6750 §3), `Retry-After`
+    /// of a 429. Any header, so a new one needs no new field.
+    public var headers: HTTPHeaders
 
-    public init(_ code: ErrorCode, _ message: String, allow: String? = nil, wwwAuthenticate: String? = nil) {
+    public init(_ code: ErrorCode, _ message: String, headers: HTTPHeaders = [:]) {
         self.code = code
         self.message = message
-        self.allow = allow
-        self.wwwAuthenticate = wwwAuthenticate
+        self.headers = headers
     }
 
     /// A value of the request that breaks a rule, under its field's code.
@@ -52,10 +51,7 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// The contract's error body with this status.
     public func response(route: String?) -> HTTPResponse {
-        var extra: HTTPHeaders = [:]
-        if let allow { extra.add(name: "Allow", value: allow) }
-        if let wwwAuthenticate { extra.add(name: "WWW-Authenticate", value: wwwAuthenticate) }
-        return .error(status, code: code.rawValue, message: message, headers: extra, route: route)
+        .error(status, code: code.rawValue, message: message, headers: headers, route: route)
     }
 
     // MARK: - Request errors
@@ -66,7 +62,8 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public static func methodNotAllowed(_ method: HTTPMethod, allow: [HTTPMethod]) -> APIError {
         let list = allow.map(\.rawValue).joined(separator: ", ")
-        return APIError(.methodNotAllowed, "\(method.rawValue) is not allowed here; allowed: \(list)", allow: list)
+        return APIError(.methodNotAllowed, "\(method.rawValue) is not allowed here; allowed: \(list)",
+                        headers: ["Allow": list])
     }
 
     public static func invalidJSON(_ error: JSONReadError) -> APIError {

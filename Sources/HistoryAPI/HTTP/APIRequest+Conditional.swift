@@ -11,17 +11,15 @@ extension APIRequest {
     /// a 304 before reading what the answer would hold.
     var hasIfNoneMatch: Bool { http.headers["If-None-Match"] != nil }
 
-    /// Answers 304 with `tag` when `If-None-Match` matches it; true when it did.
-    func answerNotModified(_ tag: EntityTag) -> Bool {
-        guard tag.isMatched(byIfNoneMatchIn: http.headers) else { return false }
-        respond(HTTPResponse(status: .notModified, headers: ["ETag": tag.value, "Vary": "Accept-Encoding"]))
-        return true
+    /// The 304 with `tag` when `If-None-Match` matches it; nil when it does not.
+    func notModified(_ tag: EntityTag) -> Answer? {
+        guard tag.isMatched(byIfNoneMatchIn: http.headers) else { return nil }
+        return answer(HTTPResponse(status: .notModified, headers: ["ETag": tag.value, "Vary": "Accept-Encoding"]))
     }
 
     /// A 200 JSON answer with its `ETag`; 304 instead when `If-None-Match`
     /// already names it (the answers whose tag is known only once encoded).
-    func respond(json body: [UInt8], etag: EntityTag) {
-        guard !answerNotModified(etag) else { return }
-        respond(.ok, json: body, headers: ["ETag": etag.value])
+    func json(_ body: [UInt8], etag: EntityTag) -> Answer {
+        notModified(etag) ?? json(.ok, body, headers: ["ETag": etag.value])
     }
 }

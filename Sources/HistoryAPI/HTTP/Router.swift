@@ -11,27 +11,30 @@ import HTTPCore
 /// - Paths match exactly: no trailing-slash tolerance and no empty segment
 ///   (`/v1/conversations/` and `//healthz` are 404 `not_found`), so every
 ///   resource has one spelling and caches and metrics see one name.
+/// - A request is matched once (`match`), before the gates, and the match
+///   is carried to the route: a refusal's label comes from it too.
 /// - A path some route takes, with a method none of its routes take: 405
 ///   `method_not_allowed` with `Allow`.
 /// - Every GET route answers HEAD too (the connection omits the body), and
 ///   `Allow` lists HEAD beside GET.
-/// - A handler's thrown `APIError` becomes its error response here, so
-///   handlers only throw.
+/// - A handler returns its `Answer`; a thrown `APIError` becomes its error
+///   response here, so handlers only throw.
 /// - A `POST`, `PUT` or `PATCH` body that is not declared JSON is 415
 ///   `unsupported_media_type` once the route is known (an unknown path is
 ///   still 404, a wrong method still 405), before the handler runs.
 /// - Where a handler runs: every route may wait on the store unless
-///   registered `.neverWaits`, so it runs on the `ReadPool` and answers
-///   through `respond` from there; the answers the router gives itself
-///   (404, 405, 415) and `.neverWaits` routes stay on the caller's thread,
-///   the event loop. Without a pool (`Router()`), everything runs inline.
+///   registered `.neverWaits`, so it runs on the `ReadPool` and its answer
+///   leaves from there through the request's `AnswerOutlet` (one hand-off
+///   back to the connection); the answers the router gives itself (404,
+///   405, 415) and `.neverWaits` routes are returned on the caller's
+///   thread, the event loop. Without a pool (`Router()`), everything runs inline.
 ///
 /// ```swift
 /// var router = Router()
-/// router.add(.get, "/healthz") { request in request.respond(.ok, json: JSONWriter.healthy) }
+/// router.add(.get, "/healthz") { request in request.json(.ok, JSONWriter.healthy) }
 /// ```
 public struct Router: Sendable {
-    public typealias Handler = @Sendable (APIRequest) throws(APIError) -> Void
+    public typealias Handler = @Sendable (APIRequest) throws(APIError) -> Answer
 
     /// Whether a handler may block its thread, which decides where it runs.
     public enum Cost: Sendable {
@@ -57,10 +60,13 @@ public struct Router: Sendable {
 
     private var routes: [Route] = []
     private let readPool: ReadPool?
+    private let failures: StoreFailures
 
     /// `readPool` runs the handlers that may wait; nil runs them inline.
-    public init(readPool: ReadPool? = nil) {
+    /// `failures` logs and counts the store failures handlers meet.
+    init(readPool: ReadPool? = nil, failures: StoreFailures = .silent) {
         self.readPool = readPool
+        self.failures = failures
     }
 
     /// Registers `handler` for `method` on `pattern` (which starts with `/`).
@@ -77,44 +83,70 @@ public struct Router: Sendable {
         }
     }
 
-    /// Routes `request` and calls `respond` exactly once (possibly later).
-    /// `caller` is who authentication found (nil where none was asked for).
-    public func handle(_ request: HTTPRequest, context: any RequestContext, caller: Caller? = nil,
-                       respond: @escaping @Sendable (HTTPResponse) -> Void) {
-        let path = Self.originFormPath(request.path)
-        guard let (route, parameters) = match(path) else {
-            respond(APIError.notFound(abbreviated(String(path), to: 200)).response(route: Self.unmatchedRoute))
-            return
+    /// Which route takes `request`, decided once: its handler, or only its
+    /// path (405), or nothing (404); and the label its answers carry.
+    func match(_ request: HTTPRequest) -> RouteMatch {
+        guard let (index, parameters) = match(request.path) else {
+            return RouteMatch(route: nil, method: nil, parameters: [], label: Self.unmatchedRoute)
         }
-        var chosen = route.methods.first { $0.method == request.method }
-        if chosen == nil && request.method == .head {
+        let route = routes[index]
+        var method = route.methods.firstIndex { $0.method == request.method }
+        if method == nil && request.method == .head {
             // A HEAD answer is the GET answer without its body (RFC 9110 §9.3.2); the
             // connection leaves the body out and keeps its Content-Length.
-            chosen = route.methods.first { $0.method == .get }
+            method = route.methods.firstIndex { $0.method == .get }
         }
-        guard let chosen else {
-            let allowed = allowedMethods(of: route)
-            respond(APIError.methodNotAllowed(request.method, allow: allowed).response(route: route.patternText))
-            return
+        return RouteMatch(route: index, method: method, parameters: parameters,
+                          label: method.map { route.methods[$0].label } ?? route.patternText)
+    }
+
+    /// Routes a request the gates let through. Its answer now (the
+    /// router's own refusals, a `.neverWaits` route's answer), or `.later`:
+    /// then it leaves through `outlet` once the handler answered, on the
+    /// read pool.
+    func route(_ passage: Passage, outlet: AnswerOutlet) -> Answer {
+        let request = passage.request
+        let match = passage.route
+        guard let index = match.route else {
+            return .now(APIError.notFound(abbreviated(String(request.path), to: 200)).response(route: match.label))
+        }
+        guard let method = match.method else {
+            let allowed = allowedMethods(of: routes[index])
+            return .now(APIError.methodNotAllowed(request.method, allow: allowed).response(route: match.label))
         }
         guard BrowserSafety.acceptsBody(of: request) else {
-            respond(APIError.unsupportedMediaType.response(route: chosen.label))
-            return
+            return .now(APIError.unsupportedMediaType.response(route: match.label))
         }
-        let apiRequest = APIRequest(http: request, context: context, route: chosen.label,
-                                    pathParameters: parameters, caller: caller, send: respond)
+        let chosen = routes[index].methods[method]
+        let apiRequest = APIRequest(http: request, context: passage.context, route: chosen.label,
+                                    pathParameters: match.parameters, caller: passage.caller, outlet: outlet,
+                                    failures: failures)
+        guard chosen.cost == .mayWait, let readPool else {
+            return Self.run(chosen.handler, for: apiRequest)
+        }
         let handler = chosen.handler
-        let run: @Sendable () -> Void = {
-            do throws(APIError) {
-                try handler(apiRequest)
-            } catch {
-                apiRequest.fail(error)
+        readPool.submit {
+            if case .now(let response) = Self.run(handler, for: apiRequest) {
+                apiRequest.outlet.deliver(response)
             }
         }
-        if chosen.cost == .mayWait, let readPool {
-            readPool.submit(run)
-        } else {
-            run()
+        return .later
+    }
+
+    /// Routes `request` on its own, without gates, and hands its answer to
+    /// `respond`, possibly later (tests of the router).
+    func handle(_ request: HTTPRequest, context: any RequestContext, caller: Caller? = nil,
+                respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        var passage = Passage(request: request, context: context, route: match(request))
+        passage.caller = caller
+        if case .now(let response) = route(passage, outlet: .bare(respond)) { respond(response) }
+    }
+
+    private static func run(_ handler: Handler, for request: APIRequest) -> Answer {
+        do throws(APIError) {
+            return try handler(request)
+        } catch {
+            return .now(error.response(route: request.route))
         }
     }
 
@@ -124,19 +156,11 @@ public struct Router: Sendable {
         routes.flatMap { $0.methods.map(\.label) }
     }
 
-    /// The methods `path` takes (for a CORS preflight) and its pattern;
-    /// nil when no route takes the path.
-    func methods(forPath path: Substring) -> (methods: [HTTPMethod], pattern: String)? {
-        guard let (route, _) = match(Self.originFormPath(path)) else { return nil }
-        return (allowedMethods(of: route), route.patternText)
-    }
-
-    /// The metrics label `request` would be answered under: its route's,
-    /// the path pattern's when no method matches, else `unmatched`.
-    func label(for request: HTTPRequest) -> String {
-        guard let (route, _) = match(Self.originFormPath(request.path)) else { return Self.unmatchedRoute }
-        let method = request.method == .head && !route.methods.contains { $0.method == .head } ? HTTPMethod.get : request.method
-        return route.methods.first { $0.method == method }?.label ?? route.patternText
+    /// The methods the matched path takes (for a CORS preflight) and its
+    /// pattern; nil when no route takes the path.
+    func methods(of match: RouteMatch) -> (methods: [HTTPMethod], pattern: String)? {
+        guard let index = match.route else { return nil }
+        return (allowedMethods(of: routes[index]), routes[index].patternText)
     }
 
     /// The methods a path takes, for `Allow`: HEAD beside GET, in the
@@ -153,12 +177,12 @@ public struct Router: Sendable {
 
     /// Each segment is percent-decoded once (nil when malformed), then
     /// compared with the routes of as many segments.
-    private func match(_ path: Substring) -> (Route, [String?])? {
+    private func match(_ path: Substring) -> (Int, [String?])? {
         guard path.utf8.first == UInt8(ascii: "/") else { return nil }
         let raw = path[path.utf8.index(after: path.startIndex)...].pieces(separatedBy: UInt8(ascii: "/"), omittingEmpty: false)
         guard !raw.contains(where: \.isEmpty) else { return nil }
         let segments = raw.map { QueryParameters.percentDecoded($0, plusIsSpace: false) }
-        for route in routes where route.pattern.count == segments.count {
+        for (index, route) in routes.enumerated() where route.pattern.count == segments.count {
             var parameters: [String?] = []
             var matches = true
             for (segment, pattern) in zip(segments, route.pattern) {
@@ -170,18 +194,8 @@ public struct Router: Sendable {
                 }
                 if !matches { break }
             }
-            if matches { return (route, parameters) }
+            if matches { return (index, parameters) }
         }
         return nil
-    }
-
-    /// `http://host:port/path` (absolute-form, RFC 9112 §3.2.2) becomes `/path`.
-    static func originFormPath(_ path: Substring) -> Substring {
-        guard path.utf8.first != UInt8(ascii: "/") else { return path }
-        for scheme in ["http://", "https://"] where path.count > scheme.count && path.lowercased().hasPrefix(scheme) {
-            let afterScheme = path.dropFirst(scheme.count)
-            return afterScheme.firstIndex(of: "/").map { afterScheme[$0...] } ?? "/"
-        }
-        return path
     }
 }

@@ -51,14 +51,12 @@ struct RequestRateLimits: Sendable {
         reads?.giveBack(key, now: now())
     }
 
-    /// The 429 for a refused request.
-    static func refusal(_ decision: TokenBucket.Decision, route: String?) -> HTTPResponse {
+    /// The 429 for a refused request, with `Retry-After` (its `RateLimit-*`
+    /// headers are `RateLimitGate`'s decoration).
+    static func refusal(_ decision: TokenBucket.Decision) -> APIError {
         let seconds = decision.retryAfterSeconds
-        var response = APIError(.rateLimited, "too many requests; retry in \(seconds) second\(seconds == 1 ? "" : "s")")
-            .response(route: route)
-        response.headers.add(name: "Retry-After", value: String(seconds))
-        addHeaders(decision, to: &response)
-        return response
+        return APIError(.rateLimited, "too many requests; retry in \(seconds) second\(seconds == 1 ? "" : "s")",
+                        headers: ["Retry-After": String(seconds)])
     }
 
     /// `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`.

@@ -15,15 +15,15 @@ struct ConversationRoutes {
             }
             // The read is O(1): a 304 spares only the encoding.
             let tag = EntityTag.conversation(conversation, gzip: request.acceptsGzip)
-            if request.answerNotModified(tag) { return }
-            request.respond(.ok, json: JSONWriter.conversation(conversation), headers: ["ETag": tag.value])
+            if let notModified = request.notModified(tag) { return notModified }
+            return request.json(.ok, JSONWriter.conversation(conversation), headers: ["ETag": tag.value])
         }
     }
 
     /// Body `{"id"?, "title"?}`; an empty body is `{}`. 201 with `Location`.
     /// A user creating it becomes its owner, in the same transaction; only
     /// an admin may choose the id (`AccessPolicy`).
-    private func create(_ request: APIRequest) throws(APIError) {
+    private func create(_ request: APIRequest) throws(APIError) -> Answer {
         let body = try RequestBody(request.http.body, emptyMeansEmptyObject: true)
         let chosenID = try body.optionalString(.conversationID)
         let grant = try environment.authorize(request, .createConversation(choosingID: chosenID != nil))
@@ -36,13 +36,12 @@ struct ConversationRoutes {
         }
         let title = try body.optionalString(.title)
         try APIError.enforcing { () throws(RuleViolation) in try MessageRules.checkTitle(title) }
-        environment.store.createConversation(id: id, title: title, owner: grant.user) { result in
-            switch result {
-            case .success(let conversation):
-                request.respond(.created, json: JSONWriter.conversation(conversation),
-                                headers: ["Location": "/v1/conversations/\(conversation.id.rawValue)"])
-            case .failure(let error):
-                request.fail(environment.apiError(error, request: request))
+        return request.later { promise in
+            environment.store.createConversation(id: id, title: title, owner: grant.user) { result in
+                promise.complete(result) { conversation in
+                    promise.succeed(.created, json: JSONWriter.conversation(conversation),
+                                    headers: ["Location": "/v1/conversations/\(conversation.id.rawValue)"])
+                }
             }
         }
     }

@@ -14,7 +14,7 @@ struct EventRoutes {
         router.add(.get, "/v1/conversations/{cid}/events") { request throws(APIError) in try events(request) }
     }
 
-    private func events(_ request: APIRequest) throws(APIError) {
+    private func events(_ request: APIRequest) throws(APIError) -> Answer {
         let conversation = try environment.conversationID(request)
         let caller = try environment.caller(request)
         let access = try environment.access(request, .readEvents)
@@ -29,26 +29,27 @@ struct EventRoutes {
         let source = ConversationFeedSource(store: environment.store, conversation: conversation, query: query,
                                             caller: caller, access: access)
         if streaming {
-            let stream = EventStream(request: request, caller: caller, feed: source, environment: environment)
-            followTyping(in: conversation, on: stream)
-            stream.start(first: feed)
-            return
+            return request.later { promise in
+                let stream = EventStream(promise: promise, caller: caller, feed: source, environment: environment)
+                followTyping(in: conversation, on: stream)
+                stream.start(first: feed)
+            }
         }
         let typers = withTyping ? environment.store.typers(in: conversation) : nil
         guard feed.events.isEmpty && !feed.hasMore && !feed.reset && wait > .zero else {
             let budget = environment.limits.maximumResponseBytes
-            request.respond(.ok, json: typers.map { JSONWriter.changeFeed(feed, typing: $0, budget: budget) }
+            return request.json(.ok, typers.map { JSONWriter.changeFeed(feed, typing: $0, budget: budget) }
                 ?? JSONWriter.changeFeed(feed, budget: budget))
-            return
         }
-        if let typers {
-            LongPoll(request: request, caller: caller, feed: TypingFeedSource(events: source, baseline: typers),
-                     deadline: .now + wait, environment: environment).start(after: feed.version)
-            return
+        return request.later { promise in
+            if let typers {
+                LongPoll(promise: promise, caller: caller, feed: TypingFeedSource(events: source, baseline: typers),
+                         deadline: .now + wait, environment: environment).start(after: feed.version)
+            } else {
+                LongPoll(promise: promise, caller: caller, feed: source, deadline: .now + wait,
+                         environment: environment).start(after: feed.version)
+            }
         }
-        let poll = LongPoll(request: request, caller: caller, feed: source, deadline: .now + wait,
-                            environment: environment)
-        poll.start(after: feed.version)
     }
 
     /// `typing`: `1` adds who is typing to the answer and answers a

@@ -16,7 +16,7 @@ struct HealthRoutes {
                 environment.logger.warning("health check failed: \(error)")
                 throw APIError.storeUnavailable
             }
-            request.respond(.ok, json: JSONWriter.healthy)
+            return request.json(.ok, JSONWriter.healthy)
         }
     }
 }

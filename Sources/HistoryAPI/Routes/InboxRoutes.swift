@@ -25,7 +25,7 @@ struct InboxRoutes {
     /// again with that many, so `next_cursor` continues right after the last
     /// row written (the store's cursor describes the rows it read, and only
     /// it can make one).
-    private func conversations(_ request: APIRequest) throws(APIError) {
+    private func conversations(_ request: APIRequest) throws(APIError) -> Answer {
         let user = try environment.pathUser(request, at: 0)
         try environment.authorize(request, .readInbox(owner: user))
         var query = try Self.inboxQuery(request.query)
@@ -34,8 +34,7 @@ struct InboxRoutes {
             switch JSONWriter.inboxPage(page, budget: environment.limits.maximumResponseBytes) {
             case .whole(let json):
                 // The rows come from many conversations: tagged by the bytes.
-                request.respond(json: json, etag: .body(json, gzip: request.acceptsGzip))
-                return
+                return request.json(json, etag: .body(json, gzip: request.acceptsGzip))
             case .onlyFirst(let rows):
                 // Fewer than asked each time, at least one always fits: this ends.
                 query.limit = rows
@@ -44,7 +43,7 @@ struct InboxRoutes {
     }
 
     /// `?since=A&wait=S&limit=L`: the compacted inbox changes after `A`.
-    private func events(_ request: APIRequest) throws(APIError) {
+    private func events(_ request: APIRequest) throws(APIError) -> Answer {
         let user = try environment.pathUser(request, at: 0)
         let grant = try environment.authorize(request, .readInbox(owner: user))
         var (query, wait) = try Self.eventsQuery(request.query)
@@ -54,16 +53,17 @@ struct InboxRoutes {
         let feed = try environment.activityRead(request) { () throws(StoreError) in try environment.store.inboxChanges(of: user, query) }
         let source = InboxFeedSource(store: environment.store, user: user, query: query)
         if streaming {
-            EventStream(request: request, caller: grant.caller, feed: source, environment: environment).start(first: feed)
-            return
+            return request.later { promise in
+                EventStream(promise: promise, caller: grant.caller, feed: source, environment: environment).start(first: feed)
+            }
         }
         guard feed.events.isEmpty && !feed.hasMore && !feed.reset && wait > .zero else {
-            request.respond(.ok, json: JSONWriter.inboxFeed(feed, budget: environment.limits.maximumResponseBytes))
-            return
+            return request.json(.ok, JSONWriter.inboxFeed(feed, budget: environment.limits.maximumResponseBytes))
         }
-        let poll = LongPoll(request: request, caller: grant.caller, feed: source, deadline: .now + wait,
-                            environment: environment)
-        poll.start(after: feed.activity)
+        return request.later { promise in
+            LongPoll(promise: promise, caller: grant.caller, feed: source, deadline: .now + wait,
+                     environment: environment).start(after: feed.activity)
+        }
     }
 
     /// `limit` 1...200 (default 50, `invalid_limit`) and `cursor`, opaque

@@ -39,7 +39,8 @@ final class LongPoll<Feed: PolledFeed>: ParkedPoll {
         var lastPosition: Int64
     }
 
-    private let request: APIRequest
+    /// The poll's one answer.
+    private let promise: AnswerPromise
     private let feed: Feed
     /// Whose parked-poll allowance this poll uses; nil for an admin token.
     let client: ClientKey?
@@ -47,11 +48,11 @@ final class LongPoll<Feed: PolledFeed>: ParkedPoll {
     private let environment: RouteEnvironment
     private let state: Mutex<State>
 
-    init(request: APIRequest, caller: Caller, feed: Feed, deadline: ContinuousClock.Instant,
+    init(promise: AnswerPromise, caller: Caller, feed: Feed, deadline: ContinuousClock.Instant,
          environment: RouteEnvironment) {
-        self.request = request
+        self.promise = promise
         self.feed = feed
-        client = ClientKey(caller: caller, context: request.context)
+        client = ClientKey(caller: caller, context: promise.request.context)
         self.deadline = deadline
         self.environment = environment
         state = Mutex(State(lastPosition: 0))
@@ -69,11 +70,11 @@ final class LongPoll<Feed: PolledFeed>: ParkedPoll {
             return
         case .overClientLimit(let limit):
             environment.metrics.recordDenied(status: 429, code: ErrorCode.tooManyRequests.rawValue)
-            request.fail(APIError(.tooManyRequests,
+            promise.fail(APIError(.tooManyRequests,
                                   "this client already has \(limit) long-polls waiting; answer one before parking another"))
             return
         }
-        request.context.onClose { [self] in cancel() }
+        promise.request.context.onClose { [self] in cancel() }
         // A removal that committed after the access check but before the
         // poll was registered found nothing to revoke: look again.
         recheckMembership()
@@ -164,14 +165,14 @@ final class LongPoll<Feed: PolledFeed>: ParkedPoll {
         let (position, revoked) = state.withLock { ($0.lastPosition, $0.revoked) }
         if revoked, let membership = feed.membership {
             environment.longPolls.unregister(self)
-            request.fail(APIError(StoreError.conversationNotFound(membership.conversation)))
+            promise.fail(StoreError.conversationNotFound(membership.conversation))
             return
         }
         do {
             answer(try feed.read(after: position))
         } catch where Self.lostAccess(error) && feed.membership != nil {
             environment.longPolls.unregister(self)
-            request.fail(environment.apiError(error, request: request))
+            promise.fail(error)
         } catch {
             answer(feed.nothing(after: position))
         }
@@ -187,6 +188,6 @@ final class LongPoll<Feed: PolledFeed>: ParkedPoll {
 
     private func answer(_ snapshot: Feed.Snapshot) {
         environment.longPolls.unregister(self)
-        request.respond(.ok, json: feed.json(snapshot, budget: environment.limits.maximumResponseBytes))
+        promise.succeed(.ok, json: feed.json(snapshot, budget: environment.limits.maximumResponseBytes))
     }
 }

@@ -15,7 +15,7 @@ struct MemberRoutes {
     }
 
     /// `?after=USER&limit=L`: a keyset page in `user_id` order.
-    private func list(_ request: APIRequest) throws(APIError) {
+    private func list(_ request: APIRequest) throws(APIError) -> Answer {
         let conversation = try environment.conversationID(request)
         let access = try environment.access(request, .readMembers)
         let (after, limit) = try Self.listQuery(request.query)
@@ -24,7 +24,7 @@ struct MemberRoutes {
         }
         // No kept counter covers the member list: tagged by its bytes.
         let json = JSONWriter.memberPage(page)
-        request.respond(json: json, etag: .body(json, gzip: request.acceptsGzip))
+        return request.json(json, etag: .body(json, gzip: request.acceptsGzip))
     }
 
     /// `after` a valid user id (`invalid_cursor`), `limit` 1...1000 (`invalid_limit`).
@@ -48,7 +48,7 @@ struct MemberRoutes {
 
     /// Body `{"role":"member"|"owner"}` (default `member`; an empty body is
     /// `{}`): 201 with the member when added, 200 when changed or unchanged.
-    private func put(_ request: APIRequest) throws(APIError) {
+    private func put(_ request: APIRequest) throws(APIError) -> Answer {
         let conversation = try environment.conversationID(request)
         let target = try user(request)
         let access = try environment.access(request, .putMember(target: target))
@@ -60,29 +60,30 @@ struct MemberRoutes {
             }
             role = named
         }
-        environment.store.putMember(target, role: role, in: conversation, access: access) { result in
-            switch result {
-            case .success(.added(let member)): request.respond(.created, json: JSONWriter.member(member))
-            case .success(.changed(let member)), .success(.unchanged(let member)):
-                request.respond(.ok, json: JSONWriter.member(member))
-            case .failure(let error): request.fail(environment.apiError(error, request: request))
+        return request.later { promise in
+            environment.store.putMember(target, role: role, in: conversation, access: access) { result in
+                promise.complete(result) { outcome in
+                    switch outcome {
+                    case .added(let member): promise.succeed(.created, json: JSONWriter.member(member))
+                    case .changed(let member), .unchanged(let member): promise.succeed(.ok, json: JSONWriter.member(member))
+                    }
+                }
             }
         }
     }
 
     /// 200 `{"removed": bool}`; the removed user's parked polls on the
     /// conversation are answered 404 once the removal is committed.
-    private func remove(_ request: APIRequest) throws(APIError) {
+    private func remove(_ request: APIRequest) throws(APIError) -> Answer {
         let conversation = try environment.conversationID(request)
         let target = try user(request)
         let access = try environment.access(request, .removeMember(target: target))
-        environment.store.removeMember(target, from: conversation, access: access) { [environment] result in
-            switch result {
-            case .success(let removed):
-                if removed { environment.longPolls.revoke(user: target, in: conversation) }
-                request.respond(.ok, json: JSONWriter.removed(removed))
-            case .failure(let error):
-                request.fail(environment.apiError(error, request: request))
+        return request.later { promise in
+            environment.store.removeMember(target, from: conversation, access: access) { [environment] result in
+                promise.complete(result) { removed in
+                    if removed { environment.longPolls.revoke(user: target, in: conversation) }
+                    promise.succeed(.ok, json: JSONWriter.removed(removed))
+                }
             }
         }
     }

@@ -20,7 +20,7 @@ struct MessageRoutes {
     /// A user's `sender` is its token's `sub`: the body may leave it out,
     /// and naming anyone else is 403 `sender_mismatch`; an admin names the
     /// sender, as before tokens existed.
-    private func append(_ request: APIRequest) throws(APIError) {
+    private func append(_ request: APIRequest) throws(APIError) -> Answer {
         let conversation = try environment.conversationID(request)
         let caller = try environment.caller(request)
         let body = try RequestBody(request.http.body)
@@ -39,14 +39,14 @@ struct MessageRoutes {
                                  clientID: try body.optionalString(.clientID),
                                  replyTo: try body.optionalPositiveInt64(.replyTo))
         try APIError.enforcing { () throws(RuleViolation) in try MessageRules.check(message) }
-        environment.store.append(message, to: conversation, access: access) { result in
-            switch result {
-            case .success(.created(let message)):
-                request.respond(.created, json: JSONWriter.message(message))
-            case .success(.existing(let message)):
-                request.respond(.ok, json: JSONWriter.message(message))
-            case .failure(let error):
-                request.fail(environment.apiError(error, request: request))
+        return request.later { promise in
+            environment.store.append(message, to: conversation, access: access) { result in
+                promise.complete(result) { outcome in
+                    switch outcome {
+                    case .created(let message): promise.succeed(.created, json: JSONWriter.message(message))
+                    case .existing(let message): promise.succeed(.ok, json: JSONWriter.message(message))
+                    }
+                }
             }
         }
     }
@@ -54,12 +54,12 @@ struct MessageRoutes {
     // MARK: - Page
 
     /// The hot path: parse, one keyset read (the caller's role in the same
-    /// snapshot), one encode.
+    /// snapshot), one encode, on the read pool; the answer is returned.
     ///
     /// With `If-None-Match`, first the conversation's counters (one O(1)
     /// read, access decided in it): a tag that still matches is a 304
     /// without reading a message (`EntityTag.page`).
-    private func page(_ request: APIRequest) throws(APIError) {
+    private func page(_ request: APIRequest) throws(APIError) -> Answer {
         let conversation = try environment.conversationID(request)
         let access = try environment.access(request, .readPages)
         var query = try Self.pageQuery(request.query)
@@ -71,7 +71,7 @@ struct MessageRoutes {
                 try environment.store.conversation(conversation, access: access)
             }
             let tag = EntityTag.page(of: conversation, version: current.version, query: query, budget: budget, gzip: gzip)
-            if request.answerNotModified(tag) { return }
+            if let notModified = request.notModified(tag) { return notModified }
         }
         let page = try environment.read(request) { () throws(StoreError) in
             try environment.store.page(of: conversation, query, access: access)
@@ -79,7 +79,7 @@ struct MessageRoutes {
         let tag = EntityTag.page(of: conversation, version: page.version, query: query, budget: budget, gzip: gzip)
         // A jump by time that found nothing answers the newest page: trimmed as one.
         let trim = page.anchor.map { $0.id == nil } == true ? PageTrim.keepNewest : PageTrim(query, reset: page.reset)
-        request.respond(.ok, json: JSONWriter.page(page, budget: budget, trim: trim), headers: ["ETag": tag.value])
+        return request.json(.ok, JSONWriter.page(page, budget: budget, trim: trim), headers: ["ETag": tag.value])
     }
 
     // MARK: - One message
@@ -87,7 +87,7 @@ struct MessageRoutes {
     /// The message, a tombstone too (reply previews, notifications): 404
     /// `message_not_found` for an id the conversation does not hold, the
     /// caller's membership decided in the same snapshot as every read.
-    private func one(_ request: APIRequest) throws(APIError) {
+    private func one(_ request: APIRequest) throws(APIError) -> Answer {
         let conversation = try environment.conversationID(request)
         let access = try environment.access(request, .readPages)
         let messageID = try environment.messageID(request)
@@ -95,8 +95,8 @@ struct MessageRoutes {
             try environment.store.message(messageID, in: conversation, access: access)
         }
         let tag = EntityTag.message(message, gzip: request.acceptsGzip)
-        if request.answerNotModified(tag) { return }
-        request.respond(.ok, json: JSONWriter.message(message), headers: ["ETag": tag.value])
+        if let notModified = request.notModified(tag) { return notModified }
+        return request.json(.ok, JSONWriter.message(message), headers: ["ETag": tag.value])
     }
 
     /// `limit`, `before`, `after`, `around`, `around_time` and `window` as
@@ -153,30 +153,28 @@ struct MessageRoutes {
 
     /// Body `{"body"}`: 200 with the message and its `edited_at`.
     /// A user edits its own messages only.
-    private func edit(_ request: APIRequest) throws(APIError) {
+    private func edit(_ request: APIRequest) throws(APIError) -> Answer {
         let conversation = try environment.conversationID(request)
         let access = try environment.access(request) { author in .edit(author: author) }
         let messageID = try environment.messageID(request)
         let text = try RequestBody(request.http.body).requiredString(.body)
         try APIError.enforcing { () throws(RuleViolation) in try MessageRules.checkBody(text) }
-        environment.store.edit(messageID: messageID, in: conversation, body: text, access: access) { result in
-            switch result {
-            case .success(let message): request.respond(.ok, json: JSONWriter.message(message))
-            case .failure(let error): request.fail(environment.apiError(error, request: request))
+        return request.later { promise in
+            environment.store.edit(messageID: messageID, in: conversation, body: text, access: access) { result in
+                promise.complete(result) { message in promise.succeed(.ok, json: JSONWriter.message(message)) }
             }
         }
     }
 
     /// 200 with the tombstone; a tombstone deleted again is answered unchanged.
     /// A user deletes its own messages only.
-    private func delete(_ request: APIRequest) throws(APIError) {
+    private func delete(_ request: APIRequest) throws(APIError) -> Answer {
         let conversation = try environment.conversationID(request)
         let access = try environment.access(request) { author in .delete(author: author) }
         let messageID = try environment.messageID(request)
-        environment.store.delete(messageID: messageID, in: conversation, access: access) { result in
-            switch result {
-            case .success(let message): request.respond(.ok, json: JSONWriter.message(message))
-            case .failure(let error): request.fail(environment.apiError(error, request: request))
+        return request.later { promise in
+            environment.store.delete(messageID: messageID, in: conversation, access: access) { result in
+                promise.complete(result) { message in promise.succeed(.ok, json: JSONWriter.message(message)) }
             }
         }
     }

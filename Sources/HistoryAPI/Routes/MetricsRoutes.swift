@@ -12,7 +12,7 @@ struct MetricsRoutes {
             try environment.authorize(request, .metrics)
             let body = environment.metrics.render(parkedLongPolls: environment.store.parkedWaitCount,
                                                   readPoolQueued: environment.readPool.queuedCount)
-            request.respond(HTTPResponse(status: .ok, headers: ["Content-Type": Self.contentType], body: body))
+            return request.answer(HTTPResponse(status: .ok, headers: ["Content-Type": Self.contentType], body: body))
         }
     }
 }

@@ -20,18 +20,15 @@ struct ReadMarkerRoutes {
         router.add(.put, "/v1/conversations/{cid}/members/{uid}/read") { request throws(APIError) in try markRead(request) }
     }
 
-    private func markRead(_ request: APIRequest) throws(APIError) {
+    private func markRead(_ request: APIRequest) throws(APIError) -> Answer {
         let conversation = try environment.conversationID(request)
         let target = try environment.pathUser(request, at: 1)
         let access = try environment.access(request, .markRead(target: target))
         // 0 up to Int64.max (`invalid_message_id`): 0 reads nothing, as a null marker.
         let upTo = try RequestBody(request.http.body).requiredInteger(ReadState.lastReadIDRule)
-        environment.store.markRead(target, in: conversation, upTo: upTo, access: access) { [environment] result in
-            switch result {
-            case .success(let state):
-                request.respond(.ok, json: JSONWriter.readState(state))
-            case .failure(let error):
-                request.fail(environment.apiError(error, request: request))
+        return request.later { promise in
+            environment.store.markRead(target, in: conversation, upTo: upTo, access: access) { result in
+                promise.complete(result) { state in promise.succeed(.ok, json: JSONWriter.readState(state)) }
             }
         }
     }

@@ -12,7 +12,7 @@ extension RouteEnvironment {
             if case .versionAhead(let requested, let current) = error {
                 throw APIError(.invalidVersion, "since (\(requested)) is greater than the server's activity (\(current))")
             }
-            throw apiError(error, request: request)
+            throw request.apiError(error)
         }
     }
 }

@@ -78,32 +78,12 @@ struct RouteEnvironment: Sendable {
         return caller
     }
 
-    /// The HTTP answer to a store failure; storage details go to the log only.
-    func apiError(_ error: StoreError, request: APIRequest) -> APIError {
-        switch error {
-        case .storage(let failure):
-            logger.error("storage failure on \(request.http.method) \(request.http.target): \(failure)")
-        case .invalidSetting(let name, let reason):
-            logger.error("store misused on \(request.http.method) \(request.http.target): \(name) \(reason)")
-        case .migration(let reason):
-            logger.error("schema problem: \(reason)")
-        case .unavailable(let message):
-            logger.warning("store unavailable on \(request.http.method) \(request.http.target): \(message)")
-        case .refused:
-            let refusal = APIError(error)
-            metrics.recordDenied(status: refusal.status.code, code: refusal.code.rawValue)
-        default:
-            break
-        }
-        return APIError(error)
-    }
-
-    /// Runs a synchronous store read, mapping its error.
+    /// Runs a synchronous store read, mapping its error (`APIRequest.apiError`).
     func read<T>(_ request: APIRequest, _ body: () throws(StoreError) -> T) throws(APIError) -> T {
         do {
             return try body()
         } catch {
-            throw apiError(error, request: request)
+            throw request.apiError(error)
         }
     }
 }

@@ -14,7 +14,7 @@ struct ServerFeedRoutes {
         router.add(.get, "/v1/events") { request throws(APIError) in try events(request) }
     }
 
-    private func events(_ request: APIRequest) throws(APIError) {
+    private func events(_ request: APIRequest) throws(APIError) -> Answer {
         let grant = try environment.authorize(request, .readServerFeed)
         var (query, wait) = try Self.eventsQuery(request.query)
         let streaming = StreamRequest.wantsStream(request.http)
@@ -22,16 +22,17 @@ struct ServerFeedRoutes {
         let feed = try environment.activityRead(request) { () throws(StoreError) in try environment.store.serverChanges(query) }
         let source = ServerFeedSource(store: environment.store, query: query)
         if streaming {
-            EventStream(request: request, caller: grant.caller, feed: source, environment: environment).start(first: feed)
-            return
+            return request.later { promise in
+                EventStream(promise: promise, caller: grant.caller, feed: source, environment: environment).start(first: feed)
+            }
         }
         guard feed.events.isEmpty && !feed.hasMore && wait > .zero else {
-            request.respond(.ok, json: JSONWriter.serverFeed(feed, budget: environment.limits.maximumResponseBytes))
-            return
+            return request.json(.ok, JSONWriter.serverFeed(feed, budget: environment.limits.maximumResponseBytes))
         }
-        let poll = LongPoll(request: request, caller: grant.caller, feed: source, deadline: .now + wait,
-                            environment: environment)
-        poll.start(after: feed.activity)
+        return request.later { promise in
+            LongPoll(promise: promise, caller: grant.caller, feed: source, deadline: .now + wait,
+                     environment: environment).start(after: feed.activity)
+        }
     }
 
     /// `since` (default 0, `invalid_version`), `limit` 1...1000 (default

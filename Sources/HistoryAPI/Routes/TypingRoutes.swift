@@ -22,7 +22,7 @@ struct TypingRoutes {
         router.add(.put, "/v1/conversations/{cid}/typing") { request throws(APIError) in try tell(request) }
     }
 
-    private func tell(_ request: APIRequest) throws(APIError) {
+    private func tell(_ request: APIRequest) throws(APIError) -> Answer {
         let conversation = try environment.conversationID(request)
         let access = try environment.access(request, .readConversation)
         let typing = try Self.typing(in: RequestBody(request.http.body))
@@ -32,7 +32,7 @@ struct TypingRoutes {
         _ = try environment.read(request) { () throws(StoreError) in
             try environment.store.tellTyping(typing, as: user, in: conversation, access: access)
         }
-        request.respond(HTTPResponse(status: .noContent))
+        return request.answer(HTTPResponse(status: .noContent))
     }
 
     /// `typing`: a required boolean (`bad_request` otherwise; a body that

@@ -31,7 +31,7 @@ import Synchronization
 /// and stop feeding a stream that ended with `onEnd`:
 ///
 /// ```swift
-/// let stream = EventStream(request: request, caller: caller, feed: source, environment: environment)
+/// let stream = EventStream(promise: promise, caller: caller, feed: source, environment: environment)
 /// typing.subscribe(conversation) { list in stream.send(event: "typing", data: list.json) }
 /// stream.onEnd { typing.unsubscribe(...) }
 /// stream.start(first: snapshot)
@@ -58,7 +58,8 @@ final class EventStream<Feed: PolledFeed>: ParkedPoll {
         var endHandlers: [@Sendable () -> Void] = []
     }
 
-    private let request: APIRequest
+    /// The stream's one answer: its head, or a 429.
+    private let promise: AnswerPromise
     private let feed: Feed
     /// Whose parked-poll allowance this stream uses; nil for an admin token.
     let client: ClientKey?
@@ -67,11 +68,11 @@ final class EventStream<Feed: PolledFeed>: ParkedPoll {
     private let body = HTTPResponseStream()
     private let state = Mutex(State())
 
-    init(request: APIRequest, caller: Caller, feed: Feed, environment: RouteEnvironment) {
-        self.request = request
+    init(promise: AnswerPromise, caller: Caller, feed: Feed, environment: RouteEnvironment) {
+        self.promise = promise
         self.feed = feed
         self.environment = environment
-        client = ClientKey(caller: caller, context: request.context)
+        client = ClientKey(caller: caller, context: promise.request.context)
         deadline = .now + environment.feeds.maximumStreamDuration
     }
 
@@ -91,12 +92,12 @@ final class EventStream<Feed: PolledFeed>: ParkedPoll {
         case .overClientLimit(let limit):
             state.withLock { $0.ended = true }
             environment.metrics.recordDenied(status: 429, code: ErrorCode.tooManyRequests.rawValue)
-            request.fail(APIError(.tooManyRequests,
+            promise.fail(APIError(.tooManyRequests,
                                   "this client already has \(limit) long-polls or streams waiting; close one before opening another"))
             runEndHandlers()
             return
         }
-        request.respond(HTTPResponse(status: .ok, headers: [
+        promise.resolve(HTTPResponse(status: .ok, headers: [
             "Content-Type": "text/event-stream",
             "Cache-Control": "no-store",
             // nginx and its kin buffer a proxied body unless told not to.
@@ -108,7 +109,7 @@ final class EventStream<Feed: PolledFeed>: ParkedPoll {
             runEndHandlers()
             return
         }
-        request.context.onClose { [self] in end() }
+        promise.request.context.onClose { [self] in end() }
         // A removal that committed after the route's read but before the
         // stream was registered found nothing to revoke: look again.
         recheckMembership()

@@ -67,7 +67,7 @@ public struct WebViewer: Sendable {
     func response(to request: HTTPRequest) -> HTTPResponse? {
         // Every API request passes here first: no lookup for them.
         guard !request.path.hasPrefix("/v1/"),
-              let asset = assets[String(Router.originFormPath(request.path))] else { return nil }
+              let asset = assets[String(request.path)] else { return nil }
         guard request.method == .get || request.method == .head else {
             return APIError.methodNotAllowed(request.method, allow: [.get, .head]).response(route: Self.route)
         }

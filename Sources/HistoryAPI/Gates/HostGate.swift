@@ -1,0 +1,11 @@
+import HTTPCore
+
+/// The `Host` allow-list of a loopback bind (`BrowserSafety.hostError`):
+/// 421 `misdirected_request` for a name this server is not.
+struct HostGate: RequestGate {
+    let browser: BrowserSafety
+
+    func admit(_ passage: inout Passage) -> HTTPResponse? {
+        browser.hostError(passage.request).map(passage.refusal)
+    }
+}

@@ -1,0 +1,25 @@
+import HTTPCore
+
+/// The caller's read or write rate (`RequestRateLimits`): after
+/// authentication, so it counts per token `sub`, and before any store
+/// work; 429 `rate_limited` past it. Every answer of a charged request
+/// carries the bucket's `RateLimit-*` headers, whichever gate charged it.
+struct RateLimitGate: RequestGate {
+    let rateLimits: RequestRateLimits
+    let metrics: Metrics
+
+    func admit(_ passage: inout Passage) -> HTTPResponse? {
+        guard let decision = rateLimits.check(passage.request, path: passage.path, caller: passage.caller,
+                                              context: passage.context) else { return nil }
+        passage.marks.rateLimit = decision
+        guard decision.allowed else {
+            metrics.recordDenied(status: 429, code: ErrorCode.rateLimited.rawValue)
+            return passage.refusal(RequestRateLimits.refusal(decision))
+        }
+        return nil
+    }
+
+    func decorate(_ response: inout HTTPResponse, marks: AnswerMarks) {
+        if let decision = marks.rateLimit { RequestRateLimits.addHeaders(decision, to: &response) }
+    }
+}

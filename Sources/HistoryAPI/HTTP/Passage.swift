@@ -1,0 +1,30 @@
+import HTTPCore
+
+/// A request on its way through the gates to its route: what each gate
+/// reads and what it learns for the next (the forwarded client's context,
+/// the caller) and for the answer (`marks`).
+struct Passage {
+    let request: HTTPRequest
+    /// The connection's context, or the forwarded client's (`ForwardedContext`).
+    var context: any RequestContext
+    /// The route, matched once: every refusal carries its label.
+    let route: RouteMatch
+    /// Who authentication found; nil before it, and on paths that need nobody.
+    var caller: Caller?
+    var marks = AnswerMarks()
+
+    init(request: HTTPRequest, context: any RequestContext, route: RouteMatch) {
+        self.request = request
+        self.context = context
+        self.route = route
+    }
+
+    /// The request's path: the parser already reduced an absolute-form
+    /// target to it (RFC 9112 §3.2.2).
+    var path: Substring { request.path }
+
+    /// `error`'s answer under this request's route label.
+    func refusal(_ error: APIError) -> HTTPResponse {
+        error.response(route: route.label)
+    }
+}
