@@ -53,15 +53,16 @@ for x in s: x.bind(("127.0.0.1", 0))
 print(" ".join(str(x.getsockname()[1]) for x in s))')"
 
 # The bench's durable settings, plus the two extensions. auto_explain is
-# off (log_min_duration -1) until the plans are wanted: with log_analyze on
-# it times every node of every statement.
+# off (its default log_min_duration, -1) until the plans are wanted: with
+# log_analyze on it times every node of every statement. Not set with -c:
+# a command-line setting would win over ALTER SYSTEM.
 mkdir -p "$WORK/pg"
 if [ "$(id -u)" = 0 ]; then chown nobody "$WORK/pg"; chmod 755 "$WORK"; AS_SERVER_USER=(runuser -u nobody --); fi
 "${AS_SERVER_USER[@]}" "$PGBIN/initdb" -D "$WORK/pg/data" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
 "${AS_SERVER_USER[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/postgres.log" -w -t 60 -o "-p $PGPORT -k $WORK/pg \
  -c listen_addresses=127.0.0.1 -c max_connections=100 -c shared_buffers=256MB -c fsync=on -c synchronous_commit=on \
  -c shared_preload_libraries=pg_stat_statements,auto_explain -c pg_stat_statements.track=top \
- -c track_io_timing=on -c auto_explain.log_min_duration=-1 -c auto_explain.log_analyze=on \
+ -c track_io_timing=on -c auto_explain.log_analyze=on \
  -c auto_explain.log_buffers=on -c auto_explain.log_timing=on -c auto_explain.log_verbose=off" start >/dev/null
 psql() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
 psql -d "postgresql://postgres@/postgres?host=$WORK/pg&port=$PGPORT" -c "CREATE DATABASE history"
@@ -104,13 +105,13 @@ for entry in "${SCENARIOS[@]}"; do
         psql -d "$DB" -P pager=off -c "
             SELECT calls,
                    round(mean_exec_time::numeric * 1000, 1) AS mean_us,
-                   round((total_exec_time / greatest(calls, 1))::numeric * 1000 * calls
-                         / greatest(sum(calls) OVER (), 1), 1) AS weighted_us,
+                   round(total_exec_time::numeric, 1) AS total_ms,
                    round(rows::numeric / calls, 1) AS rows_per_call,
                    round(shared_blks_hit::numeric / calls, 1) AS hit_per_call,
                    round(shared_blks_read::numeric / calls, 2) AS read_per_call,
                    round(wal_bytes::numeric / calls) AS wal_bytes_per_call,
-                   left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS statement
+                   left(regexp_replace(query, '\\s+', ' ', 'g'), 60) || ' … '
+                       || right(regexp_replace(query, '\\s+', ' ', 'g'), 50) AS statement
             FROM pg_stat_statements
             WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'history') AND calls >= 10
             ORDER BY calls DESC, total_exec_time DESC"
