@@ -141,7 +141,12 @@ extension PGConnection {
         PQclear(sync)
         guard synced, PQexitPipelineMode(handle) == 1 else { throw abandon(handle, sql: statements[0].sql) }
         if let firstFailure { throw firstFailure }
-        return results.map { $0! }
+        // Skipped only after a failure, so each statement has its result.
+        let complete = results.compactMap { $0 }
+        guard complete.count == statements.count else {
+            throw PostgresError(kind: .client, message: "a pipeline statement was skipped without a failure before it")
+        }
+        return complete
     }
 
     /// A result the pipeline waits for: a statement's, or the preparation
