@@ -125,8 +125,8 @@ LOG_FROM=$(stat -c %s "$WORK/pg/postgres.log")
 for entry in "${SCENARIOS[@]}"; do run "${entry#*|}" 2s; done
 psql -d "$DB" -c "ALTER SYSTEM SET auto_explain.log_min_duration = -1" -c "SELECT pg_reload_conf()" >/dev/null
 tail -c +"$((LOG_FROM + 1))" "$WORK/pg/postgres.log" >"$WORK/plans.log"
-# One plan per distinct statement (its text with the numbers and literals
-# masked), the first logged; with how many times it was logged.
+# One plan per distinct statement and plan shape, the first logged; with
+# how many times it was logged.
 python3 - "$WORK/plans.log" <<'PY' | tee "$OUT/plans.txt"
 import re, sys
 entries, current = [], None
@@ -141,8 +141,14 @@ for line in open(sys.argv[1], errors="replace"):
 seen = {}
 for entry in entries:
     text = "".join(entry)
-    query = text.split("Query Text:", 1)[1].split("\n", 1)[0] if "Query Text:" in text else text
-    key = re.sub(r"'[^']*'|\b\d+\b", "?", re.sub(r"\s+", " ", query))[:300]
+    # The whole entry with every number and literal masked: one key per
+    # statement text and plan shape (the statements of one simple-protocol
+    # string share their Query Text, not their plans).
+    # Counters that vary from run to run (buffers, I/O, rows removed) are
+    # left out of the key.
+    shape = [line for line in text.split("plan:", 1)[-1].splitlines()
+             if not re.match(r"\s*(Buffers|I/O Timings|Rows Removed|Heap Fetches|Planning|Execution)", line)]
+    key = re.sub(r"'[^']*'|\d+(\.\d+)?", "?", re.sub(r"\s+", " ", " ".join(shape)))
     if "pg_stat_statements" in key or "pg_reload_conf" in key or "ALTER SYSTEM" in key:
         continue
     if key in seen:

@@ -20,7 +20,9 @@ extension PostgresBatch {
     /// in every conversation it names, or nil when no request names a
     /// caller. Keyed by the conversations' public ids, not their seqs, so
     /// it is sent in the pipeline that locks them (`begin`), right after
-    /// the lock: the seqs are not known before that pipeline's answer.
+    /// the lock: the seqs are not known before that pipeline's answer. The
+    /// seq is a scalar subquery so that both columns of the members' key
+    /// are the index condition (see `clientIDPrefetch`).
     func rolePrefetch(of batch: [WriteRequest]) -> PGPipelineStatement? {
         var seen = Set<[String]>()
         var conversations: [String] = []
@@ -37,8 +39,9 @@ extension PostgresBatch {
         return PGPipelineStatement("""
             SELECT m.conversation_seq, m.user_id, m.role
             FROM unnest($1::text[], $2::text[]) AS k(conversation_id, user_id)
-            JOIN conversations AS c ON c.id = k.conversation_id
-            JOIN members AS m ON m.conversation_seq = c.seq AND m.user_id = k.user_id
+            JOIN members AS m
+                ON m.conversation_seq = (SELECT c.seq FROM conversations AS c WHERE c.id = k.conversation_id)
+               AND m.user_id = k.user_id
             """, [.text(Self.quotedTextArray(conversations)), .text(Self.quotedTextArray(users))])
     }
 

@@ -175,6 +175,13 @@ extension PostgresBatch {
     /// without a lookup of its own. An edit or delete in the batch drops
     /// its conversation's entry (a tombstone's fingerprint is gone): later
     /// appends there look up.
+    ///
+    /// The seq is a scalar subquery in the join, not a join with
+    /// `conversations`: with the join, the generic plan PostgreSQL keeps
+    /// after five runs walked all of a conversation's messages
+    /// (`messages_by_version`) and filtered on `client_id`, hundreds of
+    /// buffers a batch growing with the conversation; the subquery makes
+    /// both columns of `messages_by_client_id` the index condition.
     func clientIDPrefetch(of batch: [WriteRequest]) -> PGPipelineStatement? {
         var conversations: [String] = []
         var clientIDs: [String] = []
@@ -188,8 +195,9 @@ extension PostgresBatch {
             SELECT m.conversation_seq, m.id, m.sender, m.body, m.created_at, m.edited_at, m.deleted, m.reply_to,
                    m.client_id, m.version, m.client_fingerprint
             FROM unnest($1::text[], $2::bytea[]) AS k(conversation_id, client_id)
-            JOIN conversations AS c ON c.id = k.conversation_id
-            JOIN messages AS m ON m.conversation_seq = c.seq AND m.client_id = k.client_id
+            JOIN messages AS m
+                ON m.conversation_seq = (SELECT c.seq FROM conversations AS c WHERE c.id = k.conversation_id)
+               AND m.client_id = k.client_id
             """, [.text(Self.quotedTextArray(conversations)), .storedTexts(clientIDs)])
     }
 
