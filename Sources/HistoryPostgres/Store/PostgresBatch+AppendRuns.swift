@@ -5,7 +5,7 @@ import HistoryStore
 ///
 /// A plain append (no `reply_to`, to a conversation that exists, and a
 /// `client_id`, if any, that the batch's prefetch shows unused: see
-/// `prefetchClientIDs`) cannot be refused, so its result is known but for
+/// `clientIDPrefetch`) cannot be refused, so its result is known but for
 /// its id: its
 /// version and `activity` value are taken in request order as usual, and
 /// the row waits in `bufferedAppends`. The run is written (`flushAppends`)

@@ -120,12 +120,12 @@ final class PostgresBatch {
     /// Plain appends waiting to be written with one statement (`flushAppends`).
     var bufferedAppends: [BufferedAppend] = []
     /// The stored messages the batch's `client_id`s name, read once under
-    /// the locks (`prefetchClientIDs`), by seq then client_id; a seq is a
+    /// the locks (`clientIDPrefetch`), by seq then client_id; a seq is a
     /// key only while nothing in the batch changed a message of it.
     var storedClientIDs: [Int64: [String: (message: Message, fingerprint: Int64?)]] = [:]
     /// The roles of the batch's callers (`AccessCheck.user`) in the
     /// conversations they write in, read once under the locks
-    /// (`prefetchRoles`) and kept up to date by the batch's own member
+    /// (`rolePrefetch`) and kept up to date by the batch's own member
     /// changes: `.some(nil)` is known not to be a member.
     var callerRoles: [CallerKey: MemberRole?] = [:]
     /// The batch's changes for the change log, each with its `activity`
