@@ -49,8 +49,9 @@ public final class PGConnection {
     }
 
     private var handle: OpaquePointer?
-    /// Statements prepared by `cachedStatement(sql:)`, by SQL text.
-    private var prepared: [String: PGPreparedStatement] = [:]
+    /// Statements prepared by `cachedStatement(sql:)` (or by a pipeline,
+    /// PGConnection+Pipeline), by SQL text.
+    var prepared: [String: PGPreparedStatement] = [:]
 
     /// Connects (blocking) to the database a libpq URI or `key=value`
     /// string names. The client encoding is always UTF-8, whatever the URI

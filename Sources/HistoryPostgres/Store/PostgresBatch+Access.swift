@@ -7,8 +7,8 @@ import HistoryStore
 /// lock cannot change before COMMIT except by this batch's own member
 /// changes (which update `callerRoles`): a removal through any instance
 /// either committed before (and is seen) or waits for this batch. The
-/// roles are read for the whole batch in one statement, so a run of
-/// appends stays one round trip.
+/// roles are read for the whole batch in one statement, sent in the same
+/// pipeline as the locks, so reading them costs no round trip of its own.
 extension PostgresBatch {
     /// A caller in a conversation, by seq.
     struct CallerKey: Hashable {
@@ -16,30 +16,60 @@ extension PostgresBatch {
         let user: String
     }
 
-    /// Reads, in one statement, the roles of every caller the batch names
-    /// in every conversation it locked.
-    func prefetchRoles(of batch: [WriteRequest]) throws(PostgresError) {
-        var keys: [CallerKey] = []
+    /// The statement that reads the roles of every caller the batch names
+    /// in every conversation it names, or nil when no request names a
+    /// caller. Keyed by the conversations' public ids, not their seqs, so
+    /// it is sent in the pipeline that locks them (`begin`), right after
+    /// the lock: the seqs are not known before that pipeline's answer. The
+    /// seq is a scalar subquery so that both columns of the members' key
+    /// are the index condition (see `clientIDPrefetch`).
+    func rolePrefetch(of batch: [WriteRequest]) -> PGPipelineStatement? {
+        var seen = Set<[String]>()
+        var conversations: [String] = []
+        var users: [String] = []
+        for request in batch {
+            guard let target = request.target, let user = target.access.user,
+                  seen.insert([target.conversation.rawValue, user.rawValue]).inserted else { continue }
+            conversations.append(target.conversation.rawValue)
+            users.append(user.rawValue)
+        }
+        guard !conversations.isEmpty else { return nil }
+        // Conversation ids are [A-Za-z0-9_-] and user ids [A-Za-z0-9_.@-]:
+        // nothing to escape in a quoted element.
+        return PGPipelineStatement("""
+            SELECT m.conversation_seq, m.user_id, m.role
+            FROM unnest($1::text[], $2::text[]) AS k(conversation_id, user_id)
+            JOIN members AS m
+                ON m.conversation_seq = (SELECT c.seq FROM conversations AS c WHERE c.id = k.conversation_id)
+               AND m.user_id = k.user_id
+            """, [.text(Self.quotedTextArray(conversations)), .text(Self.quotedTextArray(users))])
+    }
+
+    /// Records the roles `rolePrefetch` read, for the conversations the
+    /// batch locked (`seqs`, known by then): a caller without a row there
+    /// is known not to be a member. A row of a conversation created since
+    /// the lock statement (not locked yet) is left out: its role is read
+    /// again once it is locked (`refusal`).
+    func adoptRoles(_ result: PGResult?, of batch: [WriteRequest]) {
         for request in batch {
             guard let target = request.target, let user = target.access.user,
                   let seq = seqs[target.conversation.rawValue] else { continue }
             let key = CallerKey(seq: seq, user: user.rawValue)
-            guard callerRoles[key] == nil else { continue }
-            callerRoles[key] = .some(nil)
-            keys.append(key)
+            if callerRoles[key] == nil { callerRoles[key] = .some(nil) }
         }
-        guard !keys.isEmpty else { return }
-        // User ids are [A-Za-z0-9_.@-]: nothing to escape in a quoted element.
-        let users = "{" + keys.map { "\"\($0.user)\"" }.joined(separator: ",") + "}"
-        let result = try connection.execute(connection.cachedStatement(sql: """
-            SELECT m.conversation_seq, m.user_id, m.role
-            FROM unnest($1::bigint[], $2::text[]) AS k(seq, user_id)
-            JOIN members AS m ON m.conversation_seq = k.seq AND m.user_id = k.user_id
-            """), [.text(PostgresArrayLiteral.int64s(keys.map(\.seq))), .text(users)])
+        guard let result else { return }
         for row in 0..<result.rowCount {
-            callerRoles[CallerKey(seq: result.int64(row, 0), user: result.string(row, 1))] =
-                .some(MemberRole(rawValue: result.string(row, 2)))
+            let seq = result.int64(row, 0)
+            guard counters[seq] != nil else { continue }
+            callerRoles[CallerKey(seq: seq, user: result.string(row, 1))] = .some(MemberRole(rawValue: result.string(row, 2)))
         }
+    }
+
+    /// A text-format array literal of `values`, each element quoted (so
+    /// that an id such as `NULL` stays a string); the values must need no
+    /// escaping.
+    static func quotedTextArray(_ values: [String]) -> String {
+        "{" + values.map { "\"\($0)\"" }.joined(separator: ",") + "}"
     }
 
     /// The refusal of `access` in the locked conversation `seq`, or nil.

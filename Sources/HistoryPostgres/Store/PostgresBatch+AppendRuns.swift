@@ -5,7 +5,7 @@ import HistoryStore
 ///
 /// A plain append (no `reply_to`, to a conversation that exists, and a
 /// `client_id`, if any, that the batch's prefetch shows unused: see
-/// `prefetchClientIDs`) cannot be refused, so its result is known but for
+/// `clientIDPrefetch`) cannot be refused, so its result is known but for
 /// its id: its
 /// version and `activity` value are taken in request order as usual, and
 /// the row waits in `bufferedAppends`. The run is written (`flushAppends`)
@@ -166,33 +166,54 @@ extension PostgresBatch {
         """
     }
 
-    /// Reads, in one statement, the stored messages that the batch's
-    /// appends' `client_id`s name in the conversations locked up front:
-    /// the locks keep other instances from adding any until COMMIT, so
-    /// with what this batch appends (`appendedClientIDs`) the answer to
-    /// each of those appends is known without a lookup of its own. An
-    /// edit or delete in the batch drops its conversation's entry (a
-    /// tombstone's fingerprint is gone): later appends there look up.
-    func prefetchClientIDs(of batch: [WriteRequest]) throws(PostgresError) {
-        var seqList: [Int64] = []
-        var clientIDList: [String] = []
+    /// The statement that reads the stored messages that the batch's
+    /// appends' `client_id`s name, or nil when none carries one. Keyed by
+    /// the conversations' public ids, so it is sent in the pipeline that
+    /// locks them (`begin`), after the lock: the locks keep other instances
+    /// from adding any until COMMIT, so with what this batch appends
+    /// (`appendedClientIDs`) the answer to each of those appends is known
+    /// without a lookup of its own. An edit or delete in the batch drops
+    /// its conversation's entry (a tombstone's fingerprint is gone): later
+    /// appends there look up.
+    ///
+    /// The seq is a scalar subquery in the join, not a join with
+    /// `conversations`: with the join, the generic plan PostgreSQL keeps
+    /// after five runs walked all of a conversation's messages
+    /// (`messages_by_version`) and filtered on `client_id`, hundreds of
+    /// buffers a batch growing with the conversation; the subquery makes
+    /// both columns of `messages_by_client_id` the index condition.
+    func clientIDPrefetch(of batch: [WriteRequest]) -> PGPipelineStatement? {
+        var conversations: [String] = []
+        var clientIDs: [String] = []
         for request in batch {
-            guard case .append(let new, let conversation, _, _) = request, let clientID = new.clientID,
-                  let seq = seqs[conversation.rawValue] else { continue }
-            storedClientIDs[seq] = storedClientIDs[seq] ?? [:]
-            seqList.append(seq)
-            clientIDList.append(clientID)
+            guard case .append(let new, let conversation, _, _) = request, let clientID = new.clientID else { continue }
+            conversations.append(conversation.rawValue)
+            clientIDs.append(clientID)
         }
-        guard !seqList.isEmpty else { return }
-        let result = try connection.execute(connection.cachedStatement(sql: """
+        guard !conversations.isEmpty else { return nil }
+        return PGPipelineStatement("""
             SELECT m.conversation_seq, m.id, m.sender, m.body, m.created_at, m.edited_at, m.deleted, m.reply_to,
                    m.client_id, m.version, m.client_fingerprint
-            FROM unnest($1::bigint[], $2::bytea[]) AS k(seq, client_id)
-            JOIN messages AS m ON m.conversation_seq = k.seq AND m.client_id = k.client_id
-            """), [.text(PostgresArrayLiteral.int64s(seqList)), .storedTexts(clientIDList)])
+            FROM unnest($1::text[], $2::bytea[]) AS k(conversation_id, client_id)
+            JOIN messages AS m
+                ON m.conversation_seq = (SELECT c.seq FROM conversations AS c WHERE c.id = k.conversation_id)
+               AND m.client_id = k.client_id
+            """, [.text(Self.quotedTextArray(conversations)), .storedTexts(clientIDs)])
+    }
+
+    /// Records what `clientIDPrefetch` read, for the conversations the
+    /// batch locked (`seqs`, known by then); one created since the lock
+    /// statement is not known here, and its appends look up one by one.
+    func adoptClientIDs(_ result: PGResult?, of batch: [WriteRequest]) {
+        for request in batch {
+            guard case .append(let new, let conversation, _, _) = request, new.clientID != nil,
+                  let seq = seqs[conversation.rawValue] else { continue }
+            storedClientIDs[seq] = storedClientIDs[seq] ?? [:]
+        }
+        guard let result else { return }
         for row in 0..<result.rowCount {
             let seq = result.int64(row, 0)
-            guard let id = counters[seq]?.id else { continue }
+            guard let id = counters[seq]?.id, storedClientIDs[seq] != nil else { continue }
             let message = Self.message(result, row: row, in: id, from: 1)
             if let clientID = message.clientID {
                 storedClientIDs[seq, default: [:]][clientID] = (message, result.optionalInt64(row, 10))

@@ -8,7 +8,9 @@ import HistoryStore
 /// The order of a batch:
 /// 1. `BEGIN` at READ COMMITTED, then every conversation the batch names
 ///    locked in ascending `seq` with one `SELECT ... FOR UPDATE` (its
-///    counters read as the last writer committed them).
+///    counters read as the last writer committed them), then the callers'
+///    roles and the stored `client_id`s the batch needs: one pipeline,
+///    one round trip (`begin`).
 /// 2. Each request: its checks, then its writes. Message ids come from the
 ///    `message_ids` sequence while the conversation is locked, versions
 ///    from the locked rows' values, kept in memory; `activity` values as
@@ -118,12 +120,12 @@ final class PostgresBatch {
     /// Plain appends waiting to be written with one statement (`flushAppends`).
     var bufferedAppends: [BufferedAppend] = []
     /// The stored messages the batch's `client_id`s name, read once under
-    /// the locks (`prefetchClientIDs`), by seq then client_id; a seq is a
+    /// the locks (`clientIDPrefetch`), by seq then client_id; a seq is a
     /// key only while nothing in the batch changed a message of it.
     var storedClientIDs: [Int64: [String: (message: Message, fingerprint: Int64?)]] = [:]
     /// The roles of the batch's callers (`AccessCheck.user`) in the
     /// conversations they write in, read once under the locks
-    /// (`prefetchRoles`) and kept up to date by the batch's own member
+    /// (`rolePrefetch`) and kept up to date by the batch's own member
     /// changes: `.some(nil)` is known not to be a member.
     var callerRoles: [CallerKey: MemberRole?] = [:]
     /// The batch's changes for the change log, each with its `activity`
@@ -159,8 +161,6 @@ final class PostgresBatch {
         do throws(PostgresError) {
             try begin(locking: batch)
             begun = true
-            try prefetchRoles(of: batch)
-            try prefetchClientIDs(of: batch)
             var answers: [(@Sendable () -> Void)?] = []
             for request in batch {
                 if case .append(let new, let conversation, let access, let completion) = request,
@@ -251,45 +251,61 @@ final class PostgresBatch {
 
     // MARK: - Locks
 
-    /// `BEGIN`, then the locks, in one round trip: every existing
-    /// conversation a request of the batch names, in ascending `seq`, with
-    /// its counters as last committed, and with `countersFirst` then the
-    /// `activity_counter` row.
+    /// `BEGIN`, the locks and the batch's prefetches in one round trip:
+    /// one pipeline (PGConnection+Pipeline) of `BEGIN`, the lock of every
+    /// existing conversation a request of the batch names, in ascending
+    /// `seq`, with its counters as last committed (and with `countersFirst`
+    /// then the `activity_counter` row), the callers' roles
+    /// (`rolePrefetch`) and the stored messages the appends' `client_id`s
+    /// name (`clientIDPrefetch`). The server runs them in that order, so
+    /// the prefetches read under the locks; a failure in any skips the rest
+    /// and fails the batch, before it wrote anything.
     ///
-    /// One statement takes both in that order: the counter's scan is
-    /// filtered by a scalar subquery over all the conversation rows, which
-    /// the server evaluates (locking them) before it locks the counter's
-    /// row it is filtering. Sent with the simple protocol (a multi-statement
-    /// string), so the ids are literals: a `ConversationID` is only
-    /// `[A-Za-z0-9_-]`, nothing to escape.
+    /// The `countersFirst` lock is one statement that takes both in that
+    /// order: the counter's scan is filtered by a scalar subquery over all
+    /// the conversation rows, which the server evaluates (locking them)
+    /// before it locks the counter's row it is filtering.
     private func begin(locking batch: [WriteRequest]) throws(PostgresError) {
         var ids = Set<String>()
         for request in batch {
             if let target = request.target { ids.insert(target.conversation.rawValue) }
         }
-        let list = ids.sorted().map { "'\($0)'" }.joined(separator: ",")
-        guard countersFirst else {
-            let result = try connection.execute(sql: """
-                BEGIN ISOLATION LEVEL READ COMMITTED;
-                SELECT \(Self.conversationColumns) FROM conversations
-                WHERE id = ANY(ARRAY[\(list)]::text[]) ORDER BY seq FOR UPDATE
-                """)
-            for row in 0..<result.rowCount { remember(result, row: row) }
-            return
+        // A `ConversationID` is only [A-Za-z0-9_-], nothing to escape.
+        let list = PostgresValue.text(Self.quotedTextArray(ids.sorted()))
+        var statements = [PGPipelineStatement("BEGIN ISOLATION LEVEL READ COMMITTED", cached: false),
+                          PGPipelineStatement(countersFirst ? Self.lockWithCounterSQL : Self.lockSQL, [list])]
+        let roles = rolePrefetch(of: batch)
+        let clientIDs = clientIDPrefetch(of: batch)
+        statements += [roles, clientIDs].compactMap { $0 }
+        let results = try connection.pipeline(statements)
+        let locked = results[1]
+        if countersFirst {
+            guard locked.rowCount >= 1 else { throw Self.missingCounter }
+            try adopt(base: locked.int64(0, 0))
+            for row in 0..<locked.rowCount where !locked.isNull(row, 1) { remember(locked, row: row, from: 1) }
+        } else {
+            for row in 0..<locked.rowCount { remember(locked, row: row) }
         }
-        let result = try connection.execute(sql: """
-            BEGIN ISOLATION LEVEL READ COMMITTED;
-            WITH locked AS MATERIALIZED (
-                SELECT \(Self.conversationColumns) FROM conversations
-                WHERE id = ANY(ARRAY[\(list)]::text[]) ORDER BY seq FOR UPDATE),
-            counter AS MATERIALIZED (
-                SELECT value FROM activity_counter WHERE id = 1 AND (SELECT count(*) FROM locked) >= 0 FOR UPDATE)
-            SELECT counter.value, locked.* FROM counter LEFT JOIN locked ON true ORDER BY locked.seq
-            """)
-        guard result.rowCount >= 1 else { throw Self.missingCounter }
-        try adopt(base: result.int64(0, 0))
-        for row in 0..<result.rowCount where !result.isNull(row, 1) { remember(result, row: row, from: 1) }
+        adoptRoles(roles == nil ? nil : results[2], of: batch)
+        adoptClientIDs(clientIDs == nil ? nil : results[results.count - 1], of: batch)
     }
+
+    /// `$1` the conversations' ids: their rows locked in ascending `seq`.
+    static let lockSQL = """
+        SELECT \(conversationColumns) FROM conversations
+        WHERE id = ANY($1::text[]) ORDER BY seq FOR UPDATE
+        """
+
+    /// `lockSQL`, then the counter's row: its value, then each locked row
+    /// (`conversationColumns` from column 1; one row of NULLs for none).
+    static let lockWithCounterSQL = """
+        WITH locked AS MATERIALIZED (
+            SELECT \(conversationColumns) FROM conversations
+            WHERE id = ANY($1::text[]) ORDER BY seq FOR UPDATE),
+        counter AS MATERIALIZED (
+            SELECT value FROM activity_counter WHERE id = 1 AND (SELECT count(*) FROM locked) >= 0 FOR UPDATE)
+        SELECT counter.value, locked.* FROM counter LEFT JOIN locked ON true ORDER BY locked.seq
+        """
 
     /// The end of the batch in one round trip: the touched conversations'
     /// counters, the counter's row when a request locked it before the end
