@@ -46,8 +46,7 @@ final class SQLiteBackend: StoreEngine {
     let writer: Writer
     private let readers: ReaderPool
     private let batcher: AppendBatcher
-    let waiters: VersionWaiters
-    let inboxWaiters: InboxWaiters
+    let waiters: Waiters
     /// One process: typing lives and expires here alone.
     let typing = TypingBoard()
     private let seqCache = ConversationSeqCache()
@@ -108,12 +107,11 @@ final class SQLiteBackend: StoreEngine {
         self.configuration = configuration
         self.writer = writer
         self.readers = ReaderPool(connections: readerConnections)
-        self.waiters = VersionWaiters()
         // Every commit that changes an inbox publishes its activity to the
-        // inbox waits once readers see it (`AppendBatcher`, `bulkAppend`):
+        // waits once readers see it (`AppendBatcher`, `bulkAppend`): inbox
         // waits parked at the last published activity need not look first.
-        self.inboxWaiters = InboxWaiters(publishedActivity: writer.activity)
-        self.batcher = AppendBatcher(writer: writer, waiters: waiters, inboxWaiters: inboxWaiters,
+        self.waiters = Waiters(publishedActivity: writer.activity)
+        self.batcher = AppendBatcher(writer: writer, waiters: waiters,
                                      maximumBatchSize: configuration.maximumBatchSize,
                                      onBatchCommitted: configuration.onBatchCommitted)
     }
@@ -208,8 +206,10 @@ extension SQLiteHistoryStore {
             }.get()
         }
         guard let loaded = try result.get() else { return nil }
-        backendOnFile.waiters.publish(conversation: conversation, version: loaded.version, changed: ChangedMessageIDs(range: loaded.ids))
-        backendOnFile.inboxWaiters.publish(activity: loaded.activity, conversations: [loaded.seq], users: [])
+        backendOnFile.waiters.publish([
+            .version(conversation, loaded.version, changed: ChangedMessageIDs(range: loaded.ids)),
+            .activity(loaded.activity, conversations: [loaded.seq], users: []),
+        ])
         return loaded.ids
     }
 

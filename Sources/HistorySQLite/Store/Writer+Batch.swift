@@ -27,6 +27,17 @@ extension Writer {
         var inboxUsers: Set<String> = []
         var activity: Int64 = 0
         var committed = false
+
+        /// What the batch tells the parked waits once readers see it.
+        var committedChanges: [CommittedChange] {
+            var changes: [CommittedChange] = versions.map { conversation, version in
+                .version(conversation, version, changed: ChangedMessageIDs(changedIDs[conversation] ?? []))
+            }
+            if committed, !inboxConversations.isEmpty || !inboxUsers.isEmpty {
+                changes.append(.activity(activity, conversations: inboxConversations, users: inboxUsers))
+            }
+            return changes
+        }
     }
 
     /// A touched conversation's counters while its batch is being written:
