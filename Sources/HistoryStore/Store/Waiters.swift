@@ -145,8 +145,10 @@ package final class Waiters: Sendable {
     // MARK: - Publishing
 
     /// Called after a commit is visible to readers, with what it changed:
-    /// wakes the waits it satisfies (looking only at those indexed under
-    /// what it changed), then tells the user observers whose users it named.
+    /// tells the user observers the users it named, then wakes the waits it
+    /// satisfies (looking only at those indexed under what it changed).
+    /// The observers first, so that a removal's revocation (through
+    /// `observeUserChanges`) goes out before its commit's wake-ups.
     package func publish(_ changes: [CommittedChange]) {
         var users = Set<String>()
         let woken: [Entry] = state.withLock { state in
@@ -164,8 +166,8 @@ package final class Waiters: Sendable {
             // Out of the indexes already: only their entries are left.
             return tokens.compactMap { state.entries.removeValue(forKey: $0) }
         }
-        for entry in woken { deliver(.changed, to: entry) }
         if !users.isEmpty { tellObservers(Set(users.compactMap { UserID($0) })) }
+        for entry in woken { deliver(.changed, to: entry) }
     }
 
     /// Wakes every parked wait with `.changed` and forgets everything
@@ -176,8 +178,8 @@ package final class Waiters: Sendable {
     /// spurious wake costs one read, a missed one a whole timeout.
     package func wakeAll() {
         let woken = state.withLock { $0.removeAll() }
-        for entry in woken { deliver(.changed, to: entry) }
         tellObservers(nil)
+        for entry in woken { deliver(.changed, to: entry) }
     }
 
     /// `handler` is told the users of every later publication that names
