@@ -11,7 +11,7 @@ import Dispatch
 /// SAVEPOINT/RELEASE and the sub-journal copies of every touched 8 KiB page
 /// cost about as much as the INSERT itself.) The rare request that must write
 /// two rows, a conversation created with its owner, uses `asOneUnit`.
-extension Writer {
+extension SQLiteWriter {
     /// What a batch produced: the answers to give once it is durable, and
     /// each touched conversation's new version.
     struct BatchOutcome: Sendable {

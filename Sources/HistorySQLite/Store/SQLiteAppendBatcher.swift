@@ -25,16 +25,16 @@ import Synchronization
 /// commit well below what it reaches now (docs/performance.md, "Answering
 /// beside the writer"); answering beside it, the writer only writes.
 /// Batches are answered in commit order.
-final class AppendBatcher: Sendable {
+final class SQLiteAppendBatcher: Sendable {
     private let state = Mutex(PendingWrites())
-    private let writer: Writer
+    private let writer: SQLiteWriter
     private let waiters: Waiters
     private let maximumBatchSize: Int
     private let onBatchCommitted: (@Sendable (_ size: Int) -> Void)?
     private let answers = DispatchQueue(label: "history-store.answers", qos: .userInitiated)
     private static let answerQueueKey = DispatchSpecificKey<Bool>()
 
-    init(writer: Writer, waiters: Waiters, maximumBatchSize: Int,
+    init(writer: SQLiteWriter, waiters: Waiters, maximumBatchSize: Int,
          onBatchCommitted: (@Sendable (_ size: Int) -> Void)?) {
         self.writer = writer
         self.waiters = waiters
