@@ -27,7 +27,7 @@ struct CrashChild: ParsableCommand {
     }
 
     func run() throws {
-        let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: database, durability: .full))
+        let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: database, durability: .full))
         let conversation = ConversationID("crash")!
         switch store.createAndWait(conversation) {
         case .success, .failure(.conversationExists):

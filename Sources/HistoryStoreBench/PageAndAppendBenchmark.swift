@@ -71,7 +71,7 @@ struct PageAndAppendBenchmark: AsyncParsableCommand {
         let path = folder.appendingPathComponent("bench.sqlite").path
 
         let batches = Locked((count: 0, items: 0))
-        let store = try SQLiteHistoryStore(configuration: StoreConfiguration(
+        let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(
             path: path, durability: .full, prefetchesPages: !noPrefetch,
             onBatchCommitted: { size in batches.withLock { $0.count += 1; $0.items += size } }))
         defer { store.close() }

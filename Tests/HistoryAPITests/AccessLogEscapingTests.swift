@@ -126,7 +126,7 @@ struct AccessLogEscapingTests {
         }
         try #require(fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK) == 0)
 
-        let store = try SQLiteHistoryStore(configuration: StoreConfiguration(
+        let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(
             path: folder.appending(path: "history.sqlite").path, durability: .normal))
         defer { store.close() }
         let accessLog = AccessLog(fileDescriptor: writeEnd)

@@ -214,7 +214,7 @@ struct ConditionalRequestTests {
     /// against the answer once the gate opens.)
     @Test func aPage304ReadsNoMessage() throws {
         try withTemporaryDirectory { directory in
-            let sqlite = try SQLiteHistoryStore(configuration: StoreConfiguration(path: directory.databasePath,
+            let sqlite = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: directory.databasePath,
                                                                                   durability: .normal))
             let store = GatedStore(sqlite, gating: ConversationID("c")!)
             defer { store.close() }

@@ -26,7 +26,7 @@ struct ContractCoverageTests {
     private static func serverRoutes() throws -> Set<String> {
         let folder = try TemporaryDirectory()
         defer { folder.remove() }
-        let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: folder.databasePath, durability: .normal))
+        let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: folder.databasePath, durability: .normal))
         defer { store.close() }
         let api = APIResponder(store: store, metrics: Metrics(), logger: Logger(level: .error), accessLog: nil, readThreads: 1,
                                webViewer: WebViewer())

@@ -136,7 +136,7 @@ struct ReadPoolTests {
 /// message in `slow` ("in slow") and one in `fast` ("in fast").
 private func withGatedServer(readThreads: Int, _ body: (GatedStore, Int, APIResponder) throws -> Void) throws {
     try withTemporaryDirectory { directory in
-        let sqlite = try SQLiteHistoryStore(configuration: StoreConfiguration(path: directory.databasePath,
+        let sqlite = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: directory.databasePath,
                                                                               durability: .normal))
         let store = GatedStore(sqlite, gating: ConversationID("slow")!)
         defer { store.close() }

@@ -118,7 +118,7 @@ struct TrustedProxyTests {
         }
         try #require(fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK) == 0)
         try withTemporaryDirectory { folder in
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(
                 path: folder.url.appending(path: "history.sqlite").path, durability: .normal))
             defer { store.close() }
             let accessLog = AccessLog(fileDescriptor: writeEnd)

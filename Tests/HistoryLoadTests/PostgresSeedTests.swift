@@ -25,7 +25,7 @@ struct PostgresSeedTests {
                 #expect(onPostgres.edits == onSQLite.edits && onPostgres.deletes == onSQLite.deletes)
                 #expect(onPostgres.edits > 0 && onPostgres.deletes > 0 && onPostgres.replies > 0)
 
-                let sqlite = try SQLiteHistoryStore(configuration: StoreConfiguration(path: directory.databasePath))
+                let sqlite = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: directory.databasePath))
                 defer { sqlite.close() }
                 let postgres = try PostgresHistoryStore(configuration: PostgresStoreConfiguration(uri: uri, readerCount: 2))
                 defer { postgres.close() }

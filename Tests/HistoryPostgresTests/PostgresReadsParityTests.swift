@@ -13,7 +13,7 @@ extension PostgresTests {
     @Suite struct PostgresReadsParityTests {
         @Test func everyReadMatchesTheSQLiteStore() async throws {
             try await withTemporaryDirectory { directory in
-                let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: directory.databasePath))
+                let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: directory.databasePath))
                 defer { store.close() }
                 try await runWorkload(store)
                 try await withTestDatabase { uri in

@@ -332,7 +332,7 @@ struct AppendTests {
     @Test func idsContinueAfterReopening() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
-            let configuration = StoreConfiguration(path: path, durability: .normal)
+            let configuration = SQLiteStoreConfiguration(path: path, durability: .normal)
             var store = try SQLiteHistoryStore(configuration: configuration)
             try await store.make("c")
             let last = try await store.post(3, to: "c").last!

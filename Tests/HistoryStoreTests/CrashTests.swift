@@ -59,7 +59,7 @@ struct CrashTests {
             #expect(acked.count == lines.count, "unexpected output from the child: \(text.prefix(500))")
             #expect(acked.count >= 200)
 
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path))
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path))
             defer { store.close() }
             #expect(try store.checkIntegrity() == ["ok"])
             var missing: [Int64] = []

@@ -72,8 +72,8 @@ struct DeletedTextOracleTests {
             let path = directory.databasePath
             let migrations = try Migration.bundled()
             let forgetting = try #require(migrations.firstIndex { $0.name == "tombstones_forget_fingerprints" })
-            let connection = try Connection(path: path)
-            _ = try Migrator(migrations: Array(migrations[..<forgetting])).migrate(connection)
+            let connection = try SQLiteConnection(path: path)
+            _ = try SQLiteMigrator(migrations: Array(migrations[..<forgetting])).migrate(connection)
             // As an older build left them: a tombstone with its fingerprint.
             try connection.execute(sql: """
                 INSERT INTO conversations (seq, id, created_at, message_count, oldest_id, newest_id, version)
@@ -85,7 +85,7 @@ struct DeletedTextOracleTests {
                 """)
             connection.close()
 
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
             defer { store.close() }
             #expect(try queryStrings(path, "SELECT client_id || '=' || coalesce(client_fingerprint, 'NULL') FROM messages ORDER BY id")
                 == ["gone=NULL", "live=5678"])

@@ -26,7 +26,7 @@ struct FileModeTests {
 
         let previous = umask(mask)
         defer { umask(previous) }
-        let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path))
+        let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path))
         defer { store.close() }
         try await store.make("c")
         try await store.post(3, to: "c")
@@ -45,7 +45,7 @@ struct FileModeTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.databasePath
-        let first = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path))
+        let first = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path))
         defer { first.close() }
         try await first.make("c")
         try await first.post(1, to: "c")
@@ -55,7 +55,7 @@ struct FileModeTests {
         try #require(chmod(directory.url.path, 0o755) == 0)
 
         let warnings = Locked<[String]>([])
-        let second = try SQLiteHistoryStore(configuration: StoreConfiguration(
+        let second = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(
             path: path, onWarning: { line in warnings.withLock { $0.append(line) } }))
         defer { second.close() }
         for file in files {
@@ -72,9 +72,9 @@ struct FileModeTests {
     @Test func privateFilesAreOpenedWithoutAWarning() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
-            try SQLiteHistoryStore(configuration: StoreConfiguration(path: path)).close()
+            try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path)).close()
             let warnings = Locked<[String]>([])
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(
                 path: path, onWarning: { line in warnings.withLock { $0.append(line) } }))
             store.close()
             #expect(warnings.value.isEmpty)
@@ -87,7 +87,7 @@ struct FileModeTests {
             let path = directory.databasePath
             try Data("a file".utf8).write(to: URL(fileURLWithPath: path))
             do {
-                _ = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path + "/inner/history.sqlite"))
+                _ = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path + "/inner/history.sqlite"))
                 Issue.record("a store was opened below a file")
             } catch {
                 guard case .storage(let failure)? = error as? StoreError else { Issue.record("wrong error \(error)"); return }

@@ -14,7 +14,7 @@ struct HostileFileTests {
 
     @Test func writerAndReadersAreHardened() async throws {
         try await withTemporaryStore { store in
-            let probe: (Connection) -> (Int32, Int32, Int32, String?) = { connection in
+            let probe: (SQLiteConnection) -> (Int32, Int32, Int32, String?) = { connection in
                 (connection.configurationFlag(SQLITE_DBCONFIG_DEFENSIVE),
                  connection.configurationFlag(SQLITE_DBCONFIG_TRUSTED_SCHEMA),
                  connection.configurationFlag(SQLITE_DBCONFIG_ENABLE_TRIGGER),
@@ -52,14 +52,14 @@ struct HostileFileTests {
     @Test func aTriggerInTheFileNeverFiresOnAStoreConnection() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
-            let setup = try Connection(path: path)
+            let setup = try SQLiteConnection(path: path)
             try setup.execute(sql: """
                 CREATE TABLE t (x INTEGER);
                 CREATE TABLE fired (x INTEGER);
                 CREATE TRIGGER spy AFTER INSERT ON t BEGIN INSERT INTO fired VALUES (new.x); END;
                 """)
             setup.close()
-            let connection = try Connection(path: path)
+            let connection = try SQLiteConnection(path: path)
             defer { connection.close() }
             try connection.execute(sql: "INSERT INTO t VALUES (1)")
             #expect(try connection.scalarInt64(sql: "SELECT count(*) FROM t") == 1)
@@ -98,13 +98,13 @@ struct HostileFileTests {
         let (sql, named) = Self.additions[index]
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
             try await store.make("c")
             try await store.post(2, to: "c")
             store.close()
             try tamper(path, sql)
             do {
-                _ = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+                _ = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
                 Issue.record("a tampered file was opened")
             } catch {
                 guard case .migration(let reason)? = error as? StoreError else { Issue.record("wrong error \(error)"); return }
@@ -119,11 +119,11 @@ struct HostileFileTests {
     @Test func namesFromTheFileAreQuotedInPrintableASCII() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
-            try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal)).close()
+            try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal)).close()
             let hostileName = "\u{1B}[2J\n\u{202E}\\x41" + String(repeating: "z", count: 500)
             try tamper(path, "CREATE VIEW \"\(hostileName)\" AS SELECT 1")
             do {
-                _ = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+                _ = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
                 Issue.record("a tampered file was opened")
             } catch {
                 let reason = "\(error)"
@@ -140,10 +140,10 @@ struct HostileFileTests {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
             let first = Array(try Migration.bundled().prefix(2))
-            let connection = try Connection(path: path)
-            _ = try Migrator(migrations: first).migrate(connection)
+            let connection = try SQLiteConnection(path: path)
+            _ = try SQLiteMigrator(migrations: first).migrate(connection)
             connection.close()
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
             defer { store.close() }
             try await store.make("c")
             #expect(try queryStrings(path, "SELECT count(*) FROM schema_migrations") == ["\(try Migration.bundled().count)"])
@@ -155,14 +155,14 @@ struct HostileFileTests {
     @Test func aVersionAtInt64MaxFailsEachWriteClearly() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
             try await store.make("c")
             try await store.make("other")
             let message = try await store.post(1, to: "c")[0]
             store.close()
             try tamper(path, "UPDATE conversations SET version = 9223372036854775807 WHERE id = 'c'")
 
-            let reopened = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+            let reopened = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
             defer { reopened.close() }
             let failures: [(String, StoreError?)] = [
                 ("append", await asyncFailure { try await reopened.append(NewMessage(sender: "ana", body: "x"), to: cid("c")) }),
@@ -187,11 +187,11 @@ struct HostileFileTests {
     @Test func aMessageCountAtInt64MaxFailsTheAppendClearly() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
             try await store.make("c")
             store.close()
             try tamper(path, "UPDATE conversations SET message_count = 9223372036854775807")
-            let reopened = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+            let reopened = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
             defer { reopened.close() }
             for error in [await asyncFailure { try await reopened.append(NewMessage(sender: "ana", body: "x"), to: cid("c")) },
                           failure { try reopened.bulkAppend([NewMessage(sender: "ana", body: "x")], to: cid("c")) }] {
@@ -209,7 +209,7 @@ struct HostileFileTests {
     func aConversationKeyOutsideTheLayoutFailsReadsAndWritesClearly(_ seq: Int64) async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
             try await store.make("c")
             try await store.putMember(UserID("ana")!, role: .owner, in: cid("c"))
             let message = try await store.post(1, to: "c")[0]
@@ -219,7 +219,7 @@ struct HostileFileTests {
                 UPDATE messages SET place = (\(seq) << 36) | id;
                 UPDATE conversations SET seq = \(seq);
                 """)
-            let reopened = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+            let reopened = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
             defer { reopened.close() }
             let failures: [(String, StoreError?)] = [
                 ("page", failure { try reopened.page(of: cid("c"), PageQuery()) }),
@@ -245,7 +245,7 @@ struct HostileFileTests {
     @Test func extremeStoredTimesFormatWithoutTrapping() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
             try await store.make("c")
             try await store.post(2, to: "c")
             store.close()
@@ -254,7 +254,7 @@ struct HostileFileTests {
                                     edited_at = -9223372036854775808;
                 UPDATE conversations SET created_at = -9223372036854775808;
                 """)
-            let reopened = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+            let reopened = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
             defer { reopened.close() }
             let page = try reopened.page(of: cid("c"), PageQuery())
             #expect(page.messages.count == 2)
@@ -270,7 +270,7 @@ struct HostileFileTests {
 
     /// Edits the file as someone else would, with SQLite and nothing of the store.
     private func tamper(_ path: String, _ sql: String) throws {
-        let connection = try Connection(path: path)
+        let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
         try connection.execute(sql: sql)
     }

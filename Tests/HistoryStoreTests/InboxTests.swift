@@ -366,26 +366,26 @@ struct InboxTests {
     @Test func theInboxQueriesUseTheirIndexes() async throws {
         try await withTemporaryStore { store in
             try await store.make("room", owner: "ana")
-            let connection = try Connection(path: store.configuration.path)
+            let connection = try SQLiteConnection(path: store.configuration.path)
             defer { connection.close() }
             func plan(_ sql: String) throws -> [String] {
                 try connection.makeStatement(sql: "EXPLAIN QUERY PLAN " + sql).rows { $0.string(3) }
             }
             let expectations: [(sql: String, uses: String)] = [
-                (StoreReads.InboxSQL.memberships, "members USING INDEX members_by_user (user_id=?)"),
-                (StoreReads.InboxSQL.membershipBySeq, "members USING PRIMARY KEY (conversation_seq=? AND user_id=?)"),
-                (StoreReads.InboxSQL.isMember, "members USING COVERING INDEX members_by_user (user_id=? AND conversation_seq=?)"),
-                (StoreReads.InboxSQL.newestRangeBelow, "conversations USING COVERING INDEX conversations_by_newest (newest_id<?)"),
-                (StoreReads.InboxSQL.membershipsInRange, "conversations USING INDEX conversations_by_newest (newest_id>? AND newest_id<?)"),
-                (StoreReads.InboxSQL.membershipsInRange, "members USING PRIMARY KEY (conversation_seq=? AND user_id=?)"),
-                (StoreReads.InboxSQL.emptyAfter, "conversations USING COVERING INDEX conversations_by_newest (newest_id=? AND id>?)"),
-                (StoreReads.InboxSQL.lastMessage, "messages USING INTEGER PRIMARY KEY (rowid=?)"),
-                (StoreReads.InboxSQL.conversationsChangedAfter, "conversations USING COVERING INDEX conversations_by_activity (activity>?)"),
-                (StoreReads.InboxSQL.membershipsChangedAfter, "members USING COVERING INDEX members_by_user (user_id=?)"),
-                (StoreReads.InboxSQL.memberRowsChangedAfter, "members USING COVERING INDEX members_by_user_activity (user_id=? AND activity>?)"),
-                (StoreReads.InboxSQL.removedAfter, "removed_members USING COVERING INDEX removed_members_by_user_activity (user_id=? AND activity>?)"),
-                (StoreReads.InboxSQL.membershipSeqs, "members USING COVERING INDEX members_by_user (user_id=?)"),
-                (StoreReads.InboxSQL.membershipCount, "members USING COVERING INDEX members_by_user (user_id=?)"),
+                (SQLiteReads.InboxSQL.memberships, "members USING INDEX members_by_user (user_id=?)"),
+                (SQLiteReads.InboxSQL.membershipBySeq, "members USING PRIMARY KEY (conversation_seq=? AND user_id=?)"),
+                (SQLiteReads.InboxSQL.isMember, "members USING COVERING INDEX members_by_user (user_id=? AND conversation_seq=?)"),
+                (SQLiteReads.InboxSQL.newestRangeBelow, "conversations USING COVERING INDEX conversations_by_newest (newest_id<?)"),
+                (SQLiteReads.InboxSQL.membershipsInRange, "conversations USING INDEX conversations_by_newest (newest_id>? AND newest_id<?)"),
+                (SQLiteReads.InboxSQL.membershipsInRange, "members USING PRIMARY KEY (conversation_seq=? AND user_id=?)"),
+                (SQLiteReads.InboxSQL.emptyAfter, "conversations USING COVERING INDEX conversations_by_newest (newest_id=? AND id>?)"),
+                (SQLiteReads.InboxSQL.lastMessage, "messages USING INTEGER PRIMARY KEY (rowid=?)"),
+                (SQLiteReads.InboxSQL.conversationsChangedAfter, "conversations USING COVERING INDEX conversations_by_activity (activity>?)"),
+                (SQLiteReads.InboxSQL.membershipsChangedAfter, "members USING COVERING INDEX members_by_user (user_id=?)"),
+                (SQLiteReads.InboxSQL.memberRowsChangedAfter, "members USING COVERING INDEX members_by_user_activity (user_id=? AND activity>?)"),
+                (SQLiteReads.InboxSQL.removedAfter, "removed_members USING COVERING INDEX removed_members_by_user_activity (user_id=? AND activity>?)"),
+                (SQLiteReads.InboxSQL.membershipSeqs, "members USING COVERING INDEX members_by_user (user_id=?)"),
+                (SQLiteReads.InboxSQL.membershipCount, "members USING COVERING INDEX members_by_user (user_id=?)"),
                 (UnreadScan.sql, "messages USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
             ]
             for (sql, uses) in expectations {
@@ -409,8 +409,8 @@ struct InboxTests {
             let path = directory.databasePath
             let bundled = try Migration.bundled()
             #expect(bundled.map(\.label)[4] == "0005_inbox")
-            let connection = try Connection(path: path)
-            _ = try Migrator(migrations: Array(bundled.prefix(4))).migrate(connection)
+            let connection = try SQLiteConnection(path: path)
+            _ = try SQLiteMigrator(migrations: Array(bundled.prefix(4))).migrate(connection)
             try connection.execute(sql: """
                 INSERT INTO conversations (seq, id, title, created_at, message_count, oldest_id, newest_id, version)
                 VALUES (1, 'first', NULL, 0, 2, 1, 2, 2), (2, 'second', NULL, 0, 1, 3, 3, 1), (3, 'empty', NULL, 0, 0, NULL, NULL, 0);
@@ -422,7 +422,7 @@ struct InboxTests {
                 """)
             connection.close()
 
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
             defer { store.close() }
             #expect(try queryStrings(path, "SELECT activity FROM conversations ORDER BY seq") == ["1", "2", "3"])
             let page = try store.inbox(of: uid("ana"), InboxQuery())

@@ -143,25 +143,26 @@ struct InboxWaitTests {
     /// by every commit (a spurious wake costs one feed read); one with fewer
     /// only by its own conversations and by changes to itself.
     @Test func aUserWithTooManyConversationsWatchesEveryCommit() async {
-        let waiters = InboxWaiters()
+        let waiters = Waiters()
         let outcomes = Locked<[String: WaitOutcome]>([:])
         func park(_ user: String, conversations: Int) {
-            _ = waiters.wait(user: uid(user), after: 10, timeout: .seconds(60),
-                             memberships: { (0..<Int64(conversations)).map { $0 + 1 } }, hasChanges: { false }) { outcome in
+            _ = waiters.wait(for: .inbox(uid(user), after: 10), timeout: .seconds(60),
+                             lookups: ScriptedLookups(memberships: { (0..<Int64(conversations)).map { $0 + 1 } },
+                                                      hasChanges: { false })) { outcome in
                 outcomes.withLock { $0[user] = outcome }
             }
         }
-        park("many", conversations: InboxWaiters.membershipCap + 1)
+        park("many", conversations: Waiters.membershipCap + 1)
         park("few", conversations: 3)
         park("self", conversations: 3)
         #expect(waiters.parkedCount == 3)
-        waiters.publish(activity: 11, conversations: [1_000_000], users: [])
+        waiters.publish([.activity(11, conversations: [1_000_000], users: [])])
         #expect(waiters.parkedCount == 2, "only the one watching everything was woken")
-        waiters.publish(activity: 10, conversations: [2], users: [])
+        waiters.publish([.activity(10, conversations: [2], users: [])])
         #expect(waiters.parkedCount == 2, "a commit at or before the wait's activity wakes nothing")
-        waiters.publish(activity: 12, conversations: [], users: ["self"])
+        waiters.publish([.activity(12, conversations: [], users: ["self"])])
         #expect(waiters.parkedCount == 1)
-        waiters.publish(activity: 13, conversations: [2], users: [])
+        waiters.publish([.activity(13, conversations: [2], users: [])])
         #expect(waiters.parkedCount == 0)
         #expect(await eventually { outcomes.value == ["many": .changed, "few": .changed, "self": .changed] })
         waiters.close()
@@ -174,36 +175,36 @@ struct InboxWaitTests {
     /// the feed is looked at only when a commit after the wait's activity
     /// was published before it parked.
     @Test func parkingAgainReadsNothingUntilTheUserChanges() async {
-        let waiters = InboxWaiters(publishedActivity: 10)
+        let waiters = Waiters(publishedActivity: 10)
         let reads = Locked(0)
         let looks = Locked(0)
         let outcomes = Locked<[WaitOutcome]>([])
         func park(after activity: Int64) {
-            _ = waiters.wait(user: uid("ana"), after: activity, timeout: .seconds(60),
-                             memberships: { reads.withLock { $0 += 1 }; return [1, 2] },
-                             hasChanges: { looks.withLock { $0 += 1 }; return false }) { outcome in
+            _ = waiters.wait(for: .inbox(uid("ana"), after: activity), timeout: .seconds(60),
+                             lookups: ScriptedLookups(memberships: { reads.withLock { $0 += 1 }; return [1, 2] },
+                                                      hasChanges: { looks.withLock { $0 += 1 }; return false })) { outcome in
                 outcomes.withLock { $0.append(outcome) }
             }
         }
         park(after: 10)
         #expect(reads.value == 1)
         #expect(looks.value == 0, "parked at the last published activity: nothing to look at")
-        waiters.publish(activity: 11, conversations: [3], users: [])
+        waiters.publish([.activity(11, conversations: [3], users: [])])
         #expect(waiters.parkedCount == 1, "not one of her conversations")
-        waiters.publish(activity: 12, conversations: [2], users: [])
+        waiters.publish([.activity(12, conversations: [2], users: [])])
         #expect(waiters.parkedCount == 0)
 
         park(after: 11)
         #expect(reads.value == 1, "her conversations were kept")
         #expect(looks.value == 1, "12 was published after 11: it looks")
-        waiters.publish(activity: 13, conversations: [3], users: [])
+        waiters.publish([.activity(13, conversations: [3], users: [])])
         #expect(waiters.parkedCount == 1, "the kept conversations still filter")
-        waiters.publish(activity: 14, conversations: [1], users: [])
+        waiters.publish([.activity(14, conversations: [1], users: [])])
         #expect(waiters.parkedCount == 0)
 
         // A commit changing her (a membership, a marker) drops what was kept.
         park(after: 14)
-        waiters.publish(activity: 15, conversations: [], users: ["ana"])
+        waiters.publish([.activity(15, conversations: [], users: ["ana"])])
         #expect(waiters.parkedCount == 0)
         park(after: 15)
         #expect(reads.value == 2)
@@ -216,17 +217,17 @@ struct InboxWaitTests {
     /// A read of her conversations that a commit changing her overtook
     /// serves that wait (the commit wakes it) but is not kept.
     @Test func aMembershipReadOvertakenByACommitIsNotKept() {
-        let waiters = InboxWaiters(publishedActivity: 10)
+        let waiters = Waiters(publishedActivity: 10)
         let reads = Locked(0)
         func park(after activity: Int64) -> WaitToken {
-            waiters.wait(user: uid("ana"), after: activity, timeout: .seconds(60),
-                         memberships: {
+            waiters.wait(for: .inbox(uid("ana"), after: activity), timeout: .seconds(60),
+                         lookups: ScriptedLookups(memberships: {
                              let read = reads.withLock { $0 += 1; return $0 }
                              // The commit lands while the old seqs are on their way.
-                             if read == 1 { waiters.publish(activity: 11, conversations: [], users: ["ana"]) }
+                             if read == 1 { waiters.publish([.activity(11, conversations: [], users: ["ana"])]) }
                              return [1]
                          },
-                         hasChanges: { false }) { _ in }
+                         hasChanges: { false })) { _ in }
         }
         _ = park(after: 10)
         #expect(waiters.parkedCount == 0, "the commit woke it")
@@ -243,27 +244,27 @@ struct InboxWaitTests {
     /// (they may lack the one she just joined); a wait that read her
     /// conversations afresh is not.
     @Test func aLatePublicationOfHerChangeWakesAWaitOnKeptConversationsOnly() async {
-        let waiters = InboxWaiters()
+        let waiters = Waiters()
         let reads = Locked(0)
         let outcomes = Locked<[WaitOutcome]>([])
         func park(after activity: Int64) -> WaitToken {
-            waiters.wait(user: uid("ana"), after: activity, timeout: .seconds(3600),
-                         memberships: { reads.withLock { $0 += 1; return $0 == 1 ? [1] : [1, 2] } },
-                         hasChanges: { false }) { outcome in outcomes.withLock { $0.append(outcome) } }
+            waiters.wait(for: .inbox(uid("ana"), after: activity), timeout: .seconds(3600),
+                         lookups: ScriptedLookups(memberships: { reads.withLock { $0 += 1; return $0 == 1 ? [1] : [1, 2] } },
+                                                  hasChanges: { false })) { outcome in outcomes.withLock { $0.append(outcome) } }
         }
         waiters.cancel(park(after: 10))
         #expect(reads.value == 1)
         _ = park(after: 20)
         #expect(reads.value == 1, "her conversations were kept")
         // She joined conversation 2 at activity 15 through the other instance.
-        waiters.publish(activity: 15, conversations: [2], users: ["ana"])
+        waiters.publish([.activity(15, conversations: [2], users: ["ana"])])
         #expect(waiters.parkedCount == 0, "woken: the kept conversations predate her change")
 
         _ = park(after: 20)
         #expect(reads.value == 2, "read afresh after her change")
-        waiters.publish(activity: 15, conversations: [2], users: ["ana"])
+        waiters.publish([.activity(15, conversations: [2], users: ["ana"])])
         #expect(waiters.parkedCount == 1, "a wait on fresh conversations is not woken by an old change")
-        waiters.publish(activity: 21, conversations: [2], users: [])
+        waiters.publish([.activity(21, conversations: [2], users: [])])
         #expect(waiters.parkedCount == 0)
         // Handlers run on a concurrent queue: the three outcomes, in any order.
         #expect(await eventually {
@@ -276,11 +277,12 @@ struct InboxWaitTests {
     /// Without a published activity (a store that does not promise to
     /// publish every commit), every wait looks at the feed.
     @Test func withoutAPublishedActivityEveryWaitLooks() {
-        let waiters = InboxWaiters()
+        let waiters = Waiters()
         let looks = Locked(0)
         for _ in 0..<2 {
-            let token = waiters.wait(user: uid("ana"), after: 10, timeout: .seconds(60), memberships: { [1] },
-                                     hasChanges: { looks.withLock { $0 += 1 }; return false }) { _ in }
+            let token = waiters.wait(for: .inbox(uid("ana"), after: 10), timeout: .seconds(60),
+                                     lookups: ScriptedLookups(memberships: { [1] },
+                                                              hasChanges: { looks.withLock { $0 += 1 }; return false })) { _ in }
             waiters.cancel(token)
         }
         #expect(looks.value == 2)
@@ -316,4 +318,16 @@ struct InboxWaitTests {
             #expect(await third.ended() == .changed)
         }
     }
+}
+
+/// The reads an inbox wait makes, scripted: the tests count them and
+/// choose their answers (no wait of another kind parks with them).
+private struct ScriptedLookups: WaitLookups {
+    let memberships: () -> [Int64]?
+    let hasChanges: () -> Bool?
+
+    func version(of conversation: ConversationID) -> Int64? { nil }
+    func activity() -> Int64? { nil }
+    func membershipSeqs(of user: UserID, limit: Int) -> [Int64]? { memberships() }
+    func hasInboxChanges(of user: UserID, after activity: Int64) -> Bool? { hasChanges() }
 }

@@ -27,7 +27,7 @@ struct LifecycleTests {
     @Test func closeWritesWhatWasQueued() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
-            let configuration = StoreConfiguration(path: path, durability: .normal)
+            let configuration = SQLiteStoreConfiguration(path: path, durability: .normal)
             var store = try SQLiteHistoryStore(configuration: configuration)
             try await store.make("c")
             let results = Locked<[Result<AppendOutcome, StoreError>]>([])
@@ -63,7 +63,7 @@ struct LifecycleTests {
             let path = directory.databasePath
             let nested = URL(fileURLWithPath: path).deletingLastPathComponent()
                 .appendingPathComponent("deeper/still/history.sqlite").path
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: nested))
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: nested))
             store.close()
             #expect(FileManager.default.fileExists(atPath: nested))
         }
@@ -72,11 +72,11 @@ struct LifecycleTests {
     @Test func badSettingsAndFilesAreRefused() async throws {
         try withTemporaryDirectory { directory in
             let path = directory.databasePath
-            #expect(throws: StoreError.self) { try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, readerCount: 0)) }
-            #expect(throws: StoreError.self) { try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, maximumBatchSize: 0)) }
+            #expect(throws: StoreError.self) { try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, readerCount: 0)) }
+            #expect(throws: StoreError.self) { try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, maximumBatchSize: 0)) }
             try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: path))
             do {
-                _ = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path))
+                _ = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path))
                 Issue.record("opened a file that is not a database")
             } catch {
                 guard case .storage? = error as? StoreError else { Issue.record("wrong error \(error)"); return }
@@ -87,7 +87,7 @@ struct LifecycleTests {
     @Test func moreReadingThreadsThanReadersAllGetServed() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal, readerCount: 2))
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal, readerCount: 2))
             defer { store.close() }
             try await store.make("c")
             try store.seed(300, to: "c")

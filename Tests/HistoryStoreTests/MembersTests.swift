@@ -291,7 +291,7 @@ struct MembersTests {
     @Test func membersSurviveReopenAndRolesAreFoundWithAndWithoutTheSeqCache() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
-            let configuration = StoreConfiguration(path: path, durability: .full)
+            let configuration = SQLiteStoreConfiguration(path: path, durability: .full)
             var store = try SQLiteHistoryStore(configuration: configuration)
             let created = try await store.createConversation(id: cid("room"), title: nil, owner: uid("ana"))
             try await store.putMember(uid("bob"), role: .member, in: cid("room"))
@@ -318,9 +318,9 @@ struct MembersTests {
     @Test func memberReadsAreIndexSeeksWithoutScanOrSort() async throws {
         try await withTemporaryStore { store in
             try await store.createConversation(id: cid("room"), title: nil, owner: uid("ana"))
-            let connection = try Connection(path: store.configuration.path)
+            let connection = try SQLiteConnection(path: store.configuration.path)
             defer { connection.close() }
-            let plans = [StoreReads.MemberSQL.page, StoreReads.MemberSQL.roleBySeq, StoreReads.MemberSQL.roleByConversationID]
+            let plans = [SQLiteReads.MemberSQL.page, SQLiteReads.MemberSQL.roleBySeq, SQLiteReads.MemberSQL.roleByConversationID]
             for sql in plans {
                 let plan = try connection.makeStatement(sql: "EXPLAIN QUERY PLAN " + sql).rows { $0.string(3) }
                 #expect(!plan.isEmpty)
@@ -338,11 +338,11 @@ struct MembersTests {
             let path = directory.databasePath
             let bundled = try Migration.bundled()
             #expect(bundled.map(\.label).contains("0003_members"))
-            let configuration = StoreConfiguration(path: path, durability: .normal)
+            let configuration = SQLiteStoreConfiguration(path: path, durability: .normal)
             // Written with plain SQL: today's store code writes columns that
             // later migrations add, so it cannot write a schema-2 file.
-            let connection = try Connection(path: path)
-            _ = try Migrator(migrations: Array(bundled.prefix(2))).migrate(connection)
+            let connection = try SQLiteConnection(path: path)
+            _ = try SQLiteMigrator(migrations: Array(bundled.prefix(2))).migrate(connection)
             try connection.execute(sql: """
                 INSERT INTO conversations (seq, id, title, created_at, message_count, oldest_id, newest_id, version)
                 VALUES (1, 'old', 'Old', 0, 3, 1, 3, 3);

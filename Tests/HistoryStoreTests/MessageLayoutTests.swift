@@ -28,7 +28,7 @@ struct MessageLayoutTests {
                        (2, 2, 'cy', 'two', 2002, NULL, 0, NULL, NULL, NULL, 1, 1),
                        (2, 4, 'cy', 'four', 2004, NULL, 0, 2, NULL, NULL, 2, 2);
                 """)
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
             defer { store.close() }
             #expect(try queryStrings(path, "SELECT version FROM schema_migrations ORDER BY version")
                 == Migration.bundled().map { String($0.version) })
@@ -66,7 +66,7 @@ struct MessageLayoutTests {
                 VALUES (1, \(MessagePlace.maximumID + 1), 's', 'b', 0, 1, 1);
                 """)
             do {
-                _ = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+                _ = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
                 Issue.record("a database with an id past 2^36 - 1 was migrated")
             } catch {
                 guard case .migration(let reason)? = error as? StoreError else { Issue.record("wrong error \(error)"); return }
@@ -119,7 +119,7 @@ struct MessageLayoutTests {
     @Test func idsPastTheLayoutAreAFullStore() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
-            let configuration = StoreConfiguration(path: path, durability: .normal)
+            let configuration = SQLiteStoreConfiguration(path: path, durability: .normal)
             do {
                 let store = try SQLiteHistoryStore(configuration: configuration)
                 defer { store.close() }
@@ -193,9 +193,9 @@ struct MessageLayoutTests {
     /// layout), holding what `rows` inserts.
     private func makeFirstLayoutDatabase(at path: String, rows: String) throws {
         let first = try #require(try Migration.bundled().first)
-        let connection = try Connection(path: path)
+        let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
-        _ = try Migrator(migrations: [first]).migrate(connection)
+        _ = try SQLiteMigrator(migrations: [first]).migrate(connection)
         try connection.execute(sql: rows)
     }
 

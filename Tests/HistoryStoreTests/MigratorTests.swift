@@ -11,7 +11,7 @@ struct MigratorTests {
     }
 
     private func open(_ path: String, _ migrations: [Migration]) throws -> SQLiteHistoryStore {
-        try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal), migrations: migrations)
+        try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal), migrations: migrations)
     }
 
     @Test func bundledMigrationsAreParsedFromTheFiles() throws {
@@ -46,10 +46,10 @@ struct MigratorTests {
         let one = Migration(version: 1, name: "a", sql: "")
         let two = Migration(version: 2, name: "b", sql: "")
         let three = Migration(version: 3, name: "c", sql: "")
-        #expect(throws: StoreError.self) { try Migrator(migrations: [one, three]) }
-        #expect(throws: StoreError.self) { try Migrator(migrations: [one, one, two]) }
-        #expect(throws: StoreError.self) { try Migrator(migrations: [two, three]) }
-        #expect(throws: Never.self) { try Migrator(migrations: [three, one, two]) }
+        #expect(throws: StoreError.self) { try SQLiteMigrator(migrations: [one, three]) }
+        #expect(throws: StoreError.self) { try SQLiteMigrator(migrations: [one, one, two]) }
+        #expect(throws: StoreError.self) { try SQLiteMigrator(migrations: [two, three]) }
+        #expect(throws: Never.self) { try SQLiteMigrator(migrations: [three, one, two]) }
     }
 
     @Test func aNewDatabaseGetsEveryMigrationOnceAndReopeningAppliesNothing() async throws {
@@ -64,9 +64,9 @@ struct MigratorTests {
             #expect(tables == ["activity_counter", "change_log", "conversations", "members", "messages", "removed_members",
                                "schema_migrations"])
 
-            let connection = try Connection(path: path)
+            let connection = try SQLiteConnection(path: path)
             defer { connection.close() }
-            #expect(try Migrator(migrations: migrations).migrate(connection) == [])
+            #expect(try SQLiteMigrator(migrations: migrations).migrate(connection) == [])
             try open(path, migrations).close()
             #expect(try queryStrings(path, "SELECT count(*) FROM schema_migrations") == ["\(migrations.count)"])
         }
@@ -89,9 +89,9 @@ struct MigratorTests {
             let next = migrations.count + 1
             migrations.append(Migration(version: next, name: "extra", sql: "CREATE TABLE extra (x INTEGER);"))
             migrations.append(Migration(version: next + 1, name: "more", sql: "ALTER TABLE extra ADD COLUMN y TEXT;"))
-            let connection = try Connection(path: path)
+            let connection = try SQLiteConnection(path: path)
             defer { connection.close() }
-            #expect(try Migrator(migrations: migrations).migrate(connection) == [next, next + 1])
+            #expect(try SQLiteMigrator(migrations: migrations).migrate(connection) == [next, next + 1])
             #expect(try queryStrings(path, "SELECT name FROM schema_migrations ORDER BY version").suffix(2) == ["extra", "more"])
         }
     }
@@ -117,7 +117,7 @@ struct MigratorTests {
         try withTemporaryDirectory { directory in
             let path = directory.databasePath
             try open(path, try bundled()).close()
-            let connection = try Connection(path: path)
+            let connection = try SQLiteConnection(path: path)
             try connection.execute(sql: "INSERT INTO schema_migrations VALUES (99, 'future', 'x', 0)")
             connection.close()
             do {

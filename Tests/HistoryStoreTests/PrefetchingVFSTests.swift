@@ -12,9 +12,9 @@ struct PrefetchingVFSTests {
     @Test func storeReadersOpenThroughItUnlessTurnedOff() async throws {
         try withTemporaryDirectory { directory in
             let path = directory.databasePath
-            try SQLiteHistoryStore(configuration: StoreConfiguration(path: path)).close()
+            try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path)).close()
             for prefetches in [true, false] {
-                let reader = try SQLiteBackend.openReader(StoreConfiguration(path: path, prefetchesPages: prefetches))
+                let reader = try SQLiteBackend.openReader(SQLiteStoreConfiguration(path: path, prefetchesPages: prefetches))
                 defer { reader.close() }
                 let file = try #require(reader.mainFile)
                 #expect(PrefetchingVFS.prefetches(file) == prefetches)
@@ -28,7 +28,7 @@ struct PrefetchingVFSTests {
     @Test func mappedPagesReadAsWithTheDefaultVFS() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path))
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path))
             _ = try await store.make("big")
             _ = try store.seed(30_000, to: "big")
             _ = try await store.make("small")
@@ -39,7 +39,7 @@ struct PrefetchingVFSTests {
             store.close()
 
             func rows(vfs: String?) throws -> (prefetched: Bool, rows: [String]) {
-                let connection = try Connection(path: path, vfs: vfs)
+                let connection = try SQLiteConnection(path: path, vfs: vfs)
                 defer { connection.close() }
                 try connection.execute(sql: "PRAGMA mmap_size = \(SQLiteBackend.readerMemoryMapBytes)")
                 let file = try #require(connection.mainFile)
@@ -69,7 +69,7 @@ struct PrefetchingVFSTests {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
             func walk(prefetching: Bool, appendFirst: Int) async throws -> [Int64] {
-                let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, prefetchesPages: prefetching))
+                let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, prefetchesPages: prefetching))
                 defer { store.close() }
                 if (try? store.conversation(cid("c"))) == nil { _ = try await store.make("c") }
                 _ = try store.seed(appendFirst, to: "c")

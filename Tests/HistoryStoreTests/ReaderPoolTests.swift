@@ -13,16 +13,16 @@ struct ReaderPoolTests {
         try await withTemporaryDirectory { directory in
             let path = directory.databasePath
             // A file for the readers to open.
-            let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path))
+            let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path))
             store.close()
-            let pool = ReaderPool(connections: [try Connection(path: path), try Connection(path: path)])
+            let pool = SQLiteReaderPool(connections: [try SQLiteConnection(path: path), try SQLiteConnection(path: path)])
             let reading = DispatchSemaphore(value: 0)
             let readEnded = Locked(false)
             let openAfterClose = Locked<Bool?>(nil)
             let reader = onBackgroundThread {
                 // The connection outlives the read here only so the test
                 // can look at it after `close()`; nothing reads through it.
-                nonisolated(unsafe) var used: Connection?
+                nonisolated(unsafe) var used: SQLiteConnection?
                 _ = try? pool.read { connection throws(StoreError) -> Int in
                     used = connection
                     reading.signal()

@@ -104,7 +104,7 @@ final class BackgroundThread: Sendable {
 
 /// Reads one column of rows with a plain connection (schema checks).
 func queryStrings(_ path: String, _ sql: String, column: Int32 = 0) throws -> [String] {
-    let connection = try Connection(path: path)
+    let connection = try SQLiteConnection(path: path)
     defer { connection.close() }
     return try connection.makeStatement(sql: sql).rows { $0.optionalString(column) ?? "NULL" }
 }

@@ -28,7 +28,7 @@ struct WALSizeTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.databasePath
-        let store = try SQLiteHistoryStore(configuration: StoreConfiguration(
+        let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(
             path: path, durability: .normal, walSizeLimitBytes: limit))
         defer { store.close() }
         try await store.make("c")
@@ -46,7 +46,7 @@ struct WALSizeTests {
 
         // A reader that keeps one snapshot open: no checkpoint can go past
         // it, so the WAL only grows.
-        let reader = try Connection(path: path)
+        let reader = try SQLiteConnection(path: path)
         defer { reader.close() }
         try reader.execute(sql: "BEGIN")
         _ = try reader.scalarInt64(sql: "SELECT count(*) FROM messages")

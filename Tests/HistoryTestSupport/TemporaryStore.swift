@@ -5,13 +5,13 @@ import HistorySQLite
 /// the store is closed and the folder removed whatever `body` does.
 @discardableResult
 public func withTemporaryStore<T>(
-    durability: Durability = .normal,
+    durability: SQLiteDurability = .normal,
     maximumBatchSize: Int = 512,
     onBatchCommitted: (@Sendable (Int) -> Void)? = nil,
     _ body: (SQLiteHistoryStore) async throws -> T
 ) async throws -> T {
     try await withTemporaryDirectory { directory in
-        let configuration = StoreConfiguration(path: directory.databasePath, durability: durability,
+        let configuration = SQLiteStoreConfiguration(path: directory.databasePath, durability: durability,
                                                maximumBatchSize: maximumBatchSize, onBatchCommitted: onBatchCommitted)
         let store = try SQLiteHistoryStore(configuration: configuration)
         defer { store.close() }

@@ -52,7 +52,7 @@ public func serverDatabase(in directory: URL) throws -> String {
 @discardableResult
 public func withTestStore<T>(
     _ backend: StoreBackend,
-    durability: Durability = .normal,
+    durability: SQLiteDurability = .normal,
     maximumBatchSize: Int = 512,
     onBatchCommitted: (@Sendable (Int) -> Void)? = nil,
     _ body: (any HistoryStore) async throws -> T

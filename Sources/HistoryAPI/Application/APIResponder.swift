@@ -41,7 +41,7 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
     private let webViewer: WebViewer?
 
     /// `readThreads`: the threads of the read pool, as many as the store
-    /// has reader connections (`StoreConfiguration.readerCount`).
+    /// has reader connections (`SQLiteStoreConfiguration.readerCount`).
     public init(store: any HistoryStore, metrics: Metrics, logger: Logger, accessLog: AccessLog?,
                 access: AccessMode = .open, browser: BrowserSafety = .permissive, limits: ClientLimits = ClientLimits(),
                 clients: ClientAddressing = .direct, readThreads: Int = 4, webViewer: WebViewer? = nil,

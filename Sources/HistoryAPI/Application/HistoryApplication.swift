@@ -97,7 +97,7 @@ public final class HistoryApplication: Sendable {
             if let readers = configuration.readConnections { postgres.readerCount = readers }
             return (try PostgresHistoryStore(configuration: postgres), postgres.readerCount)
         }
-        var sqlite = StoreConfiguration(
+        var sqlite = SQLiteStoreConfiguration(
             path: configuration.databasePath, durability: configuration.durability,
             onBatchCommitted: onBatchCommitted, onWarning: onWarning)
         if let readers = configuration.readConnections { sqlite.readerCount = readers }

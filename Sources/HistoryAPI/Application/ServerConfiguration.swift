@@ -11,7 +11,7 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// 0 asks the system for any free port.
     public var port: Int
     public var databasePath: String
-    public var durability: Durability
+    public var durability: SQLiteDurability
     public var maximumConnections: Int
     public var logLevel: LogLevel
     public var accessLog: Bool
@@ -106,7 +106,7 @@ public struct ServerConfiguration: Sendable, Hashable {
     }
 
     public init(host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "./data/history.sqlite",
-                durability: Durability = .full, maximumConnections: Int = 10_000, logLevel: LogLevel = .info,
+                durability: SQLiteDurability = .full, maximumConnections: Int = 10_000, logLevel: LogLevel = .info,
                 accessLog: Bool = true, jwtHS256SecretFile: String? = nil, jwtES256PublicKeys: [PublicKeyFile] = [],
                 jwtAudience: String? = nil, jwtIssuer: String? = nil, insecureNoAuth: Bool = false,
                 allowedHosts: [String] = [], corsOrigins: [String] = [],

@@ -65,7 +65,7 @@ public final class Metrics: Sendable {
         }
     }
 
-    /// One group commit of `size` appends (`StoreConfiguration.onBatchCommitted`).
+    /// One group commit of `size` appends (`SQLiteStoreConfiguration.onBatchCommitted`).
     public func recordBatch(size: Int) {
         state.withLock { $0.batches.observe(Double(size)) }
     }

@@ -39,7 +39,7 @@ enum DirectSeeder {
         }
         let store: SQLiteHistoryStore
         do {
-            store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: path, durability: .normal))
+            store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path, durability: .normal))
         } catch {
             throw LoadError("cannot open \(path): \(error)")
         }

@@ -1,7 +1,7 @@
 import HistoryStore
 
 /// Creating conversations, inside the batch transaction (SQLite's
-/// Writer+Conversations).
+/// SQLiteWriter+Conversations).
 extension PostgresBatch {
     /// Takes an `activity` value (shared by the owner's member row) before
     /// its checks, as the SQLite writer does: a refused create skips one.

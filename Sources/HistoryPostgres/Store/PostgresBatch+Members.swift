@@ -1,6 +1,6 @@
 import HistoryStore
 
-/// Member writes, inside the batch transaction (SQLite's Writer+Members):
+/// Member writes, inside the batch transaction (SQLiteWriter+Members):
 /// no `version` bump (that counter orders the message feed), an `activity`
 /// value given to the conversation and to the member row or its removal.
 /// The conversation is locked, so two instances changing one member wait

@@ -1,7 +1,7 @@
 import HistoryStore
 
 /// Appending, editing and deleting messages, inside the batch transaction,
-/// with the SQLite writer's semantics (Writer+Messages): every check before
+/// with the SQLite writer's semantics (SQLiteWriter+Messages): every check before
 /// the one write, so a refused request leaves nothing and raises no error
 /// that would abort the transaction.
 extension PostgresBatch {

@@ -1,7 +1,7 @@
 import HistoryStore
 
 /// Moving a member's read marker, inside the batch transaction (SQLite's
-/// Writer+ReadMarkers): at most one write, to the member's own row.
+/// SQLiteWriter+ReadMarkers): at most one write, to the member's own row.
 extension PostgresBatch {
     /// Forward only, clamped to the conversation's newest message as the
     /// batch sees it (one appended earlier in the same batch counts). A

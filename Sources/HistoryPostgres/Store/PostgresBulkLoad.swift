@@ -1,7 +1,7 @@
 import HistoryStore
 
 /// Loading many messages into one conversation in one transaction, outside
-/// group commit (seeding, benchmarks): SQLite's Writer+BulkLoad, with the
+/// group commit (seeding, benchmarks): SQLiteWriter+BulkLoad, with the
 /// same checks, counters and errors, and the batch's locks and notices.
 ///
 /// Each message takes its own version and `activity` value, as if appended

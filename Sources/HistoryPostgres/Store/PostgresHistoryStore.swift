@@ -12,7 +12,7 @@ import Synchronization
 ///   transaction takes its conversation's row lock before it numbers
 ///   anything (docs/architecture.md, "PostgreSQL and several instances").
 /// - Reads borrow a session from a pool; each read takes its own snapshot.
-/// - Waits park here, in `VersionWaiters` and `InboxWaiters`, fed twice: by
+/// - Waits park here, in `Waiters`, fed twice: by
 ///   this instance's own commits as soon as they are answered (no round
 ///   trip), and by `PostgresChangeListener`, which hears every instance's
 ///   commits through `LISTEN`/`NOTIFY`. A notice heard twice wakes nothing
@@ -82,8 +82,7 @@ final class PostgresBackend: StoreEngine {
     private let writerPool: PostgresConnectionPool
     let writer: PostgresWriter
     let listener: PostgresChangeListener
-    let waiters: VersionWaiters
-    let inboxWaiters: InboxWaiters
+    let waiters: Waiters
     /// Typing: this instance's accepted calls go out through `typingRelay`,
     /// the other instances' come in through the listener.
     let typing: TypingBoard
@@ -125,8 +124,7 @@ final class PostgresBackend: StoreEngine {
             readers.close()
             throw StoreError(migration: error)
         }
-        let waiters = VersionWaiters()
-        let inboxWaiters = InboxWaiters()
+        let waiters = Waiters()
         let typing = TypingBoard()
         let onWarning = configuration.onWarning
         let typingRelay = PostgresTypingRelay(uri: configuration.uri, applicationName: configuration.applicationName) { error in
@@ -140,16 +138,15 @@ final class PostgresBackend: StoreEngine {
                                                 applicationName: configuration.applicationName + " writer")
         let onBatchCommitted = configuration.onBatchCommitted
         let writer = PostgresWriter(pool: writerPool, maximumBatchSize: configuration.maximumBatchSize) { commit in
-            Self.publish(commit.notices, to: waiters, inboxWaiters, typing, origin: origin)
+            Self.publish(commit.notices, to: waiters, typing, origin: origin)
             onBatchCommitted?(commit.size)
         }
         let listener = PostgresChangeListener(
             uri: configuration.uri,
-            onNotices: { notices in Self.publish(notices, to: waiters, inboxWaiters, typing, origin: origin) },
+            onNotices: { notices in Self.publish(notices, to: waiters, typing, origin: origin) },
             onGap: {
                 onWarning?("PostgreSQL: listening again for other instances' commits; waking every parked long-poll")
                 waiters.wakeAll()
-                inboxWaiters.wakeAll()
             },
             onConnectionLost: { error, failedReconnects in
                 // The loss, then one line per ten failed reconnects (every
@@ -177,27 +174,27 @@ final class PostgresBackend: StoreEngine {
         self.writer = writer
         self.listener = listener
         self.waiters = waiters
-        self.inboxWaiters = inboxWaiters
         self.typing = typing
         self.typingRelay = typingRelay
     }
 
-    /// Wakes the waits a commit concerns; the same code for this instance's
-    /// commits and for those heard from others.
-    static func publish(_ notices: [ChangeNotice], to waiters: VersionWaiters, _ inboxWaiters: InboxWaiters,
-                        _ typing: TypingBoard, origin: String) {
+    /// Wakes the waits a commit concerns and hears the other instances'
+    /// typing; the same code for this instance's commits and for those
+    /// heard from others.
+    static func publish(_ notices: [ChangeNotice], to waiters: Waiters, _ typing: TypingBoard, origin: String) {
+        var changes: [CommittedChange] = []
         for notice in notices {
             switch notice {
             case .conversation(let id, let version, let changedIDs):
-                waiters.publish(conversation: id, version: version,
-                                changed: changedIDs.map { ChangedMessageIDs(ranges: $0) })
+                changes.append(.version(id, version, changed: changedIDs.map { ChangedMessageIDs(ranges: $0) }))
             case .inbox(let activity, let conversations, let users):
-                inboxWaiters.publish(activity: activity, conversations: Set(conversations), users: Set(users))
+                changes.append(.activity(activity, conversations: Set(conversations), users: Set(users)))
             case .typing(let change, let from):
                 // This instance applied its own calls when they were made.
                 if from != origin { typing.hear(change) }
             }
         }
+        if !changes.isEmpty { waiters.publish(changes) }
     }
 
     // MARK: - Health

@@ -2,7 +2,7 @@ import HistoryStore
 
 /// The inbox reads: a user's conversations in inbox order, and the user
 /// feed, fanned out on read by the same plans as SQLite's
-/// `StoreReads+Inbox` (docs/architecture.md, "The inbox"), so their cost
+/// `SQLiteReads+Inbox` (docs/architecture.md, "The inbox"), so their cost
 /// does not grow with the user's number of conversations.
 ///
 /// Each takes several statements, inside one `REPEATABLE READ READ ONLY`

@@ -1,7 +1,7 @@
 import HistoryStore
 
 /// Every read of the PostgreSQL store, with the same functions, results,
-/// flags and errors as SQLite's `StoreReads` (PostgresReadsParityTests
+/// flags and errors as `SQLiteReads` (PostgresReadsParityTests
 /// compares them on one data set), on one connection the caller checked
 /// out of the pool, normally with no transaction open.
 ///

@@ -19,7 +19,7 @@ package struct PostgresCommit: Sendable {
 /// (up to `maximumBatchSize`) into one transaction on one pooled
 /// connection, so one WAL flush makes the whole batch durable.
 ///
-/// The SQLite store's `AppendBatcher`, with what several instances sharing
+/// The SQLite store's `SQLiteAppendBatcher`, with what several instances sharing
 /// one database change (see `PostgresBatch` and the comments of
 /// migrations/postgres/0001_init.sql): locks instead of a single writer,
 /// and the batch's changes sent to every instance with `pg_notify` inside

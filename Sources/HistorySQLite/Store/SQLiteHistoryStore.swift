@@ -12,7 +12,7 @@ import Synchronization
 /// with anything the migrations did not create) and opens the readers.
 ///
 /// ```swift
-/// let store = try SQLiteHistoryStore(configuration: StoreConfiguration(path: "data/history.sqlite"))
+/// let store = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: "data/history.sqlite"))
 /// let general = try await store.createConversation(id: ConversationID("general"))
 /// let outcome = try await store.append(NewMessage(sender: "ana", body: "hi"), to: general.id)
 /// let page = try store.page(of: general.id, PageQuery())
@@ -28,12 +28,12 @@ public final class SQLiteHistoryStore: StoreFront, @unchecked Sendable {
     /// - Throws: `.migration` for a newer or tampered schema or one holding
     ///   objects no migration creates, `.storage` when
     ///   SQLite cannot open or configure the file, `.invalid` for a bad setting.
-    public convenience init(configuration: StoreConfiguration) throws(StoreError) {
+    public convenience init(configuration: SQLiteStoreConfiguration) throws(StoreError) {
         try self.init(configuration: configuration, migrations: Migration.bundled())
     }
 
     /// Opens with an explicit migration list (tests of the migrator).
-    init(configuration: StoreConfiguration, migrations: [Migration]) throws(StoreError) {
+    init(configuration: SQLiteStoreConfiguration, migrations: [Migration]) throws(StoreError) {
         backendOnFile = try SQLiteBackend(configuration: configuration, migrations: migrations)
         super.init(backend: backendOnFile)
     }
@@ -42,19 +42,18 @@ public final class SQLiteHistoryStore: StoreFront, @unchecked Sendable {
 /// SQLite's primitives for `StoreFront`: a group-committing writer, a pool
 /// of readers over WAL, and the wait tables its commits publish to.
 final class SQLiteBackend: StoreEngine {
-    let configuration: StoreConfiguration
-    let writer: Writer
-    private let readers: ReaderPool
-    private let batcher: AppendBatcher
-    let waiters: VersionWaiters
-    let inboxWaiters: InboxWaiters
+    let configuration: SQLiteStoreConfiguration
+    let writer: SQLiteWriter
+    private let readers: SQLiteReaderPool
+    private let batcher: SQLiteAppendBatcher
+    let waiters: Waiters
     /// One process: typing lives and expires here alone.
     let typing = TypingBoard()
     private let seqCache = ConversationSeqCache()
     private let largeInboxes = LargeInboxes()
 
     /// Opens with an explicit migration list (tests of the migrator).
-    init(configuration: StoreConfiguration, migrations: [Migration]) throws(StoreError) {
+    init(configuration: SQLiteStoreConfiguration, migrations: [Migration]) throws(StoreError) {
         guard configuration.readerCount >= 1 else {
             throw .invalidSetting("readerCount", reason: "must be at least 1")
         }
@@ -64,11 +63,11 @@ final class SQLiteBackend: StoreEngine {
         guard configuration.walSizeLimitBytes >= 0 else {
             throw .invalidSetting("walSizeLimitBytes", reason: "must be at least 0")
         }
-        let migrator = try Migrator(migrations: migrations)
+        let migrator = try SQLiteMigrator(migrations: migrations)
         let madePrivate = try PrivateFiles.prepare(databasePath: configuration.path)
         for line in madePrivate { configuration.onWarning?(line) }
 
-        let connection = try sqlite { () throws(SQLiteError) in try Connection(path: configuration.path) }
+        let connection = try sqlite { () throws(SQLiteError) in try SQLiteConnection(path: configuration.path) }
         try sqlite { () throws(SQLiteError) in
             try connection.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds)
             // Page size can only change before the first table exists, and
@@ -99,21 +98,20 @@ final class SQLiteBackend: StoreEngine {
             try connection.execute(sql: "PRAGMA secure_delete = ON")
         }
         try migrator.migrate(connection)
-        let writer = try Writer(connection: connection)
+        let writer = try SQLiteWriter(connection: connection)
 
-        var readerConnections: [Connection] = []
+        var readerConnections: [SQLiteConnection] = []
         for _ in 0..<configuration.readerCount {
             readerConnections.append(try Self.openReader(configuration))
         }
         self.configuration = configuration
         self.writer = writer
-        self.readers = ReaderPool(connections: readerConnections)
-        self.waiters = VersionWaiters()
+        self.readers = SQLiteReaderPool(connections: readerConnections)
         // Every commit that changes an inbox publishes its activity to the
-        // inbox waits once readers see it (`AppendBatcher`, `bulkAppend`):
+        // waits once readers see it (`SQLiteAppendBatcher`, `bulkAppend`): inbox
         // waits parked at the last published activity need not look first.
-        self.inboxWaiters = InboxWaiters(publishedActivity: writer.activity)
-        self.batcher = AppendBatcher(writer: writer, waiters: waiters, inboxWaiters: inboxWaiters,
+        self.waiters = Waiters(publishedActivity: writer.activity)
+        self.batcher = SQLiteAppendBatcher(writer: writer, waiters: waiters,
                                      maximumBatchSize: configuration.maximumBatchSize,
                                      onBatchCommitted: configuration.onBatchCommitted)
     }
@@ -121,9 +119,9 @@ final class SQLiteBackend: StoreEngine {
     /// How much of the file each reader maps (see `openReader`).
     static let readerMemoryMapBytes = 1 << 30
 
-    static func openReader(_ configuration: StoreConfiguration) throws(StoreError) -> Connection {
+    static func openReader(_ configuration: SQLiteStoreConfiguration) throws(StoreError) -> SQLiteConnection {
         try sqlite { () throws(SQLiteError) in
-            let reader = try Connection(path: configuration.path,
+            let reader = try SQLiteConnection(path: configuration.path,
                                         vfs: configuration.prefetchesPages ? PrefetchingVFS.name : nil)
             try reader.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds)
             // Readers never write: refuse it, so a bug cannot bypass the writer.
@@ -146,7 +144,7 @@ final class SQLiteBackend: StoreEngine {
     func read<T>(_ body: (any SnapshotReads) throws(StoreError) -> T) throws(StoreError) -> T {
         try readers.read { connection throws(StoreError) -> T in
             try connection.transaction(.deferred, mapError: StoreError.init) { () throws(StoreError) -> T in
-                try body(StoreReads(connection: connection, seqCache: seqCache, largeInboxes: largeInboxes))
+                try body(SQLiteReads(connection: connection, seqCache: seqCache, largeInboxes: largeInboxes))
             }
         }
     }
@@ -177,13 +175,13 @@ final class SQLiteBackend: StoreEngine {
     }
 
     /// Runs `body` with one of the readers' connections, outside any transaction.
-    func withReader<T>(_ body: (Connection) throws(StoreError) -> T) throws(StoreError) -> T {
+    func withReader<T>(_ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
         try readers.read(body)
     }
 }
 
 extension SQLiteHistoryStore {
-    public var configuration: StoreConfiguration { backendOnFile.configuration }
+    public var configuration: SQLiteStoreConfiguration { backendOnFile.configuration }
 
 
     /// Opens with an explicit migration list (tests of the migrator).
@@ -208,20 +206,22 @@ extension SQLiteHistoryStore {
             }.get()
         }
         guard let loaded = try result.get() else { return nil }
-        backendOnFile.waiters.publish(conversation: conversation, version: loaded.version, changed: ChangedMessageIDs(range: loaded.ids))
-        backendOnFile.inboxWaiters.publish(activity: loaded.activity, conversations: [loaded.seq], users: [])
+        backendOnFile.waiters.publish([
+            .version(conversation, loaded.version, changed: ChangedMessageIDs(range: loaded.ids)),
+            .activity(loaded.activity, conversations: [loaded.seq], users: []),
+        ])
         return loaded.ids
     }
 
     /// Runs `body` with the writer's connection on the writer queue (tests
     /// that force storage failures; nothing in the store calls it).
-    func withWriterConnection<T>(_ body: (Connection) -> T) -> T {
+    func withWriterConnection<T>(_ body: (SQLiteConnection) -> T) -> T {
         backendOnFile.writer.withConnection(body)
     }
 
     /// Runs `body` with one of the readers' connections (tests of how
     /// every connection is configured; nothing in the store calls it).
-    func withReaderConnection<T>(_ body: (Connection) -> T) throws(StoreError) -> T {
+    func withReaderConnection<T>(_ body: (SQLiteConnection) -> T) throws(StoreError) -> T {
         guard !closed else { throw .closed }
         return try backendOnFile.withReader { connection throws(StoreError) -> T in body(connection) }
     }

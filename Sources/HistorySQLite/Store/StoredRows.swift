@@ -6,7 +6,7 @@ package enum StoredRows {
     static let messageColumns =
         "id, sender, body, created_at, edited_at, deleted, reply_to, client_id, version"
 
-    static func message(_ row: Row, in conversation: ConversationID) -> Message {
+    static func message(_ row: SQLiteRow, in conversation: ConversationID) -> Message {
         Message(
             id: row.int64(0),
             conversationID: conversation,
@@ -23,7 +23,7 @@ package enum StoredRows {
 
     /// Columns 0...8 of a message row appended to `rows`, text copied
     /// straight from SQLite's buffers (no String per column).
-    static func append(_ row: Row, to rows: inout MessageRows) {
+    static func append(_ row: SQLiteRow, to rows: inout MessageRows) {
         rows.append(id: row.int64(0), sender: row.textBytes(1), body: row.textBytes(2),
                     createdAt: Timestamp(millisecondsSinceEpoch: row.int64(3)),
                     editedAt: row.optionalInt64(4).map(Timestamp.init(millisecondsSinceEpoch:)),
@@ -37,7 +37,7 @@ package enum StoredRows {
 
     /// A conversation row with its internal key; nil if the stored id is not
     /// a valid one (it always is: only validated ids are inserted).
-    static func conversation(_ row: Row) -> (seq: Int64, conversation: Conversation)? {
+    static func conversation(_ row: SQLiteRow) -> (seq: Int64, conversation: Conversation)? {
         guard let id = ConversationID(row.string(1)) else { return nil }
         let conversation = Conversation(
             id: id,
@@ -57,7 +57,7 @@ package enum StoredRows {
     /// A member row; nil if the stored role is not one this code knows (the
     /// table's CHECK keeps it from happening), so an unreadable row grants
     /// nothing rather than guessing a role.
-    static func member(_ row: Row) -> Member? {
+    static func member(_ row: SQLiteRow) -> Member? {
         guard let role = MemberRole(rawValue: row.string(1)) else { return nil }
         return Member(userID: UserID(stored: row.string(0)), role: role,
                       joinedAt: Timestamp(millisecondsSinceEpoch: row.int64(2)))

@@ -21,7 +21,7 @@ enum UnreadScan {
             ORDER BY place LIMIT \(scanLimit))
         """
 
-    static func readState(_ connection: Connection, seq: Int64, user: UserID, lastReadID: Int64?) throws(StoreError) -> ReadState {
+    static func readState(_ connection: SQLiteConnection, seq: Int64, user: UserID, lastReadID: Int64?) throws(StoreError) -> ReadState {
         let found = try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: sql)
                 .firstRow(MessagePlace.cursor(seq: seq, id: lastReadID ?? 0), MessagePlace.upperBound(seq: seq), user.rawValue) { row in

@@ -45,7 +45,7 @@ struct ServerOptions: ParsableCommand {
     @Option(help: .setting("full: an answered write survives power loss; normal: it survives a crash of the process.",
                            variable: "HISTORY_DURABILITY", default: ServerOptions.defaults.durability.rawValue),
             transform: SettingValue.durability)
-    var durability: Durability?
+    var durability: SQLiteDurability?
 
     @Option(help: .setting("Past this many open connections a new one gets 503 and is closed.",
                            variable: "HISTORY_MAX_CONNECTIONS", default: "\(ServerOptions.defaults.maximumConnections)",

@@ -68,8 +68,8 @@ enum SettingValue {
         return bytes
     }
 
-    static func durability(_ text: String) throws(InvalidSetting) -> Durability {
-        guard let durability = Durability(rawValue: text.lowercased()) else {
+    static func durability(_ text: String) throws(InvalidSetting) -> SQLiteDurability {
+        guard let durability = SQLiteDurability(rawValue: text.lowercased()) else {
             throw InvalidSetting("must be full or normal")
         }
         return durability

@@ -1,9 +1,9 @@
 /// The conversation seqs of users who parked inbox waits, kept so that a
-/// wait parking again does not read them again (`InboxWaiters`).
+/// wait parking again does not read them again (`InboxWaitIndex`).
 ///
-/// An entry is dropped when a commit changes its user (`forget`, from
-/// `InboxWaiters.publish`). A read that started before such a commit may
-/// end after it with the old seqs: `startLoading`/`finishLoading` bracket
+/// An entry is dropped when a commit changes its user (`forget`, for a
+/// publication's `users`: `InboxWaitIndex.woken`). A read that started
+/// before such a commit may end after it with the old seqs: `startLoading`/`finishLoading` bracket
 /// each read, and a read its user was forgotten during is not kept (the
 /// next wait reads again). Bounded: past `maximumSeqs` seqs in all, the
 /// cache starts over empty (a miss costs one read, nothing else).
@@ -11,7 +11,7 @@ struct MembershipCache {
     /// What a wait registers under: the user's seqs, or every commit.
     enum Seqs: Equatable {
         case conversations([Int64])
-        /// More than `InboxWaiters.membershipCap`: watches every commit.
+        /// More than `InboxWaitIndex.membershipCap`: watches every commit.
         case tooMany
     }
 

@@ -1,7 +1,7 @@
 /// What a database must supply for `StoreFront` to be a whole
 /// `HistoryStore`: a snapshot to read in, a queue of writes, and the wait
-/// tables its commits (its own, and with several instances everyone's)
-/// publish to. Everything else (validation, access, waits and their
+/// table its commits (its own, and with several instances everyone's)
+/// are published to. Everything else (validation, access, waits and their
 /// cancellation, closing, the async forms) is written once, in the front.
 ///
 /// The shape follows GRDB's `DatabaseWriter`: a few primitives per backend,
@@ -12,13 +12,12 @@ package protocol StoreEngine: Sendable {
 
     /// Queues a write for the group-committing writer; its completion runs
     /// once the write is durable, after the commit was published to
-    /// `waiters` and `inboxWaiters`.
+    /// `waiters`.
     func submit(_ request: WriteRequest)
 
-    /// The parked long-polls of the message feeds, woken by the backend's commits.
-    var waiters: VersionWaiters { get }
-    /// The parked long-polls of the user feeds, woken likewise.
-    var inboxWaiters: InboxWaiters { get }
+    /// The parked long-polls of every feed, woken by the commits the
+    /// backend publishes there as `CommittedChange`s.
+    var waiters: Waiters { get }
     /// Who is typing: in memory, fed by this instance's calls and (with
     /// several instances) by those the others relay.
     var typing: TypingBoard { get }

@@ -149,51 +149,35 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
 
     public func waitForServerChange(after activity: Int64, timeout: Duration,
                                     handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
-        backend.inboxWaiters.everyChange.wait(
-            after: activity, timeout: timeout,
-            currentActivity: { try? self.read { reads throws(StoreError) in try reads.currentActivity() } },
-            handler: handler)
+        backend.waiters.wait(for: .server(after: activity), timeout: timeout, lookups: FrontLookups(front: self),
+                             handler: handler)
     }
 
     // MARK: - Wake-ups
 
     public func waitForChange(in conversation: ConversationID, after version: Int64, ids: ClosedRange<Int64>?,
                               timeout: Duration, handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
-        backend.waiters.wait(conversation: conversation, after: version, ids: ids, timeout: timeout,
-                             currentVersion: { try? self.conversation(conversation).version },
-                             handler: handler)
+        backend.waiters.wait(for: .conversation(conversation, after: version, ids: ids), timeout: timeout,
+                             lookups: FrontLookups(front: self), handler: handler)
     }
 
     public func waitForInboxChange(of user: UserID, after activity: Int64, timeout: Duration,
                                    handler: @escaping @Sendable (WaitOutcome) -> Void) -> WaitToken {
-        backend.inboxWaiters.wait(
-            user: user, after: activity, timeout: timeout,
-            memberships: {
-                try? self.read { reads throws(StoreError) in
-                    try reads.membershipSeqs(of: user, limit: InboxWaiters.membershipCap + 1)
-                }
-            },
-            hasChanges: { try? self.read { reads throws(StoreError) in try reads.hasInboxChanges(of: user, after: activity) } },
-            handler: handler)
+        backend.waiters.wait(for: .inbox(user, after: activity), timeout: timeout, lookups: FrontLookups(front: self),
+                             handler: handler)
     }
 
     public func observeUserChanges(_ handler: @escaping @Sendable (Set<UserID>?) -> Void) {
-        backend.inboxWaiters.observeUserChanges(handler)
+        backend.waiters.observeUserChanges(handler)
     }
 
-    /// Either kind of wait: inbox tokens carry their own mark.
+    /// Any kind of wait: one table holds them all.
     public func cancelWait(_ token: WaitToken) {
-        if ActivityWaiters.owns(token) {
-            backend.inboxWaiters.everyChange.cancel(token)
-        } else if InboxWaiters.owns(token) {
-            backend.inboxWaiters.cancel(token)
-        } else {
-            backend.waiters.cancel(token)
-        }
+        backend.waiters.cancel(token)
     }
 
     public var parkedWaitCount: Int {
-        backend.waiters.parkedCount + backend.inboxWaiters.parkedCount + backend.inboxWaiters.everyChange.parkedCount
+        backend.waiters.parkedCount
     }
 
     // MARK: - Lifecycle
@@ -209,7 +193,6 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         backend.finishWrites()
         backend.waiters.close()
-        backend.inboxWaiters.close()
         backend.typing.close()
         backend.close()
     }
@@ -231,5 +214,28 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
     package func read<T>(_ body: (any SnapshotReads) throws(StoreError) -> T) throws(StoreError) -> T {
         guard !closed else { throw .closed }
         return try backend.read(body)
+    }
+}
+
+/// The reads a parked wait makes through the front: each in a snapshot of
+/// its own, nil when it fails (the wait then ends by a commit, its timeout
+/// or close).
+private struct FrontLookups: WaitLookups {
+    let front: StoreFront
+
+    func version(of conversation: ConversationID) -> Int64? {
+        try? front.conversation(conversation).version
+    }
+
+    func activity() -> Int64? {
+        try? front.read { reads throws(StoreError) in try reads.currentActivity() }
+    }
+
+    func membershipSeqs(of user: UserID, limit: Int) -> [Int64]? {
+        try? front.read { reads throws(StoreError) in try reads.membershipSeqs(of: user, limit: limit) }
+    }
+
+    func hasInboxChanges(of user: UserID, after activity: Int64) -> Bool? {
+        try? front.read { reads throws(StoreError) in try reads.hasInboxChanges(of: user, after: activity) }
     }
 }

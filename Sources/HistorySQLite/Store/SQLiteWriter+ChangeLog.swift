@@ -9,7 +9,7 @@ import HistoryStore
 /// so a refused request leaves no row, and a request still makes one
 /// change of its own (no savepoint): a log insert that fails fails the
 /// whole batch, like the counters' write-back beside it.
-extension Writer {
+extension SQLiteWriter {
     /// Inserts the batch's changes.
     func writeChangeLog() throws(SQLiteError) {
         guard !batchChanges.isEmpty else { return }
@@ -44,7 +44,7 @@ extension Writer {
     }
 
     /// The newest message's time (by id, on `messages_by_id`), or 0.
-    static func loadLastCreatedAt(_ connection: Connection) throws(StoreError) -> Int64 {
+    static func loadLastCreatedAt(_ connection: SQLiteConnection) throws(StoreError) -> Int64 {
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: "SELECT created_at FROM messages ORDER BY id DESC LIMIT 1")
                 .firstRow { $0.int64(0) } ?? 0

@@ -15,25 +15,25 @@ import Foundation
 ///
 /// The use of `@unchecked Sendable` is safe for this type because:
 /// - `idle` and `isClosed` are only read or written while `condition` is locked;
-/// - a `Connection` is in exactly one place at a time: in `idle`, or checked
+/// - a `SQLiteConnection` is in exactly one place at a time: in `idle`, or checked
 ///   out to the one thread running `read`'s body, so no two threads ever use
 ///   the same (NOMUTEX) connection at once;
 /// - a connection checked in after `close()` is closed by that returning
 ///   thread, which is its only user;
 /// - `checkedOut` counts the connections outside `idle`, under `condition`.
-final class ReaderPool: @unchecked Sendable {
+final class SQLiteReaderPool: @unchecked Sendable {
     private let condition = NSCondition()
-    private var idle: [Connection]
+    private var idle: [SQLiteConnection]
     private var isClosed = false
     private var checkedOut = 0
 
-    init(connections: [Connection]) {
+    init(connections: [SQLiteConnection]) {
         precondition(!connections.isEmpty, "a reader pool needs at least one connection")
         self.idle = connections
     }
 
     /// Runs `body` with a connection of its own; fails `.closed` after `close()`.
-    func read<T>(_ body: (Connection) throws(StoreError) -> T) throws(StoreError) -> T {
+    func read<T>(_ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
         let connection = try checkOut()
         defer { checkIn(connection) }
         return try body(connection)
@@ -56,7 +56,7 @@ final class ReaderPool: @unchecked Sendable {
         condition.unlock()
     }
 
-    private func checkOut() throws(StoreError) -> Connection {
+    private func checkOut() throws(StoreError) -> SQLiteConnection {
         condition.lock()
         defer { condition.unlock() }
         while true {
@@ -70,7 +70,7 @@ final class ReaderPool: @unchecked Sendable {
         }
     }
 
-    private func checkIn(_ connection: Connection) {
+    private func checkIn(_ connection: SQLiteConnection) {
         condition.lock()
         if isClosed {
             condition.unlock()

@@ -4,9 +4,9 @@ import Dispatch
 /// The one connection that writes, and the serial queue that owns it.
 ///
 /// Everything that changes the database runs here: group-committed batches
-/// (`perform`, Writer+Batch) of the operations (Writer+Conversations,
-/// Writer+Messages, Writer+Members) and the bulk loader (Writer+BulkLoad).
-/// Message ids are allocated here (Writer+IDs), inside the writing
+/// (`perform`, SQLiteWriter+Batch) of the operations (SQLiteWriter+Conversations,
+/// SQLiteWriter+Messages, SQLiteWriter+Members) and the bulk loader (SQLiteWriter+BulkLoad).
+/// Message ids are allocated here (SQLiteWriter+IDs), inside the writing
 /// transaction, so they increase in commit order (guarantee 2).
 ///
 /// The use of `@unchecked Sendable` is safe for this type because:
@@ -15,9 +15,9 @@ import Dispatch
 ///   `sync` or `queue.async`, and `perform`/`bulkAppend` check it with
 ///   `dispatchPrecondition`);
 /// - `queue` itself is a `let` of a thread-safe type.
-final class Writer: @unchecked Sendable {
+final class SQLiteWriter: @unchecked Sendable {
     let queue = DispatchQueue(label: "history-store.writer", qos: .userInitiated)
-    let connection: Connection
+    let connection: SQLiteConnection
     /// The next id to hand out: never below `max(id) + 1`, never lowered,
     /// so an id that might have reached a caller is never reused.
     var nextMessageID: Int64
@@ -40,16 +40,16 @@ final class Writer: @unchecked Sendable {
     /// their inbox waits are woken after COMMIT.
     var batchInboxUsers: Set<String> = []
     /// The changes the batch being written made, for the change log
-    /// (Writer+ChangeLog): written just before COMMIT.
+    /// (SQLiteWriter+ChangeLog): written just before COMMIT.
     var batchChanges: [ChangeLogEntry] = []
-    /// The latest `created_at` handed out (Writer+ChangeLog): never lowered.
+    /// The latest `created_at` handed out (SQLiteWriter+ChangeLog): never lowered.
     var lastCreatedAt: Int64
 
     private static let seqCacheCapacity = 100_000
 
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
-    init(connection: Connection) throws(StoreError) {
+    init(connection: SQLiteConnection) throws(StoreError) {
         self.connection = connection
         self.nextMessageID = try Self.loadNextMessageID(connection)
         let activity = try Self.loadActivity(connection)
@@ -71,7 +71,7 @@ final class Writer: @unchecked Sendable {
 
     /// Runs `body` with the writing connection, on the writer queue: for
     /// tests that must reach below the store, e.g. to make the file full.
-    func withConnection<T>(_ body: (Connection) -> T) -> T {
+    func withConnection<T>(_ body: (SQLiteConnection) -> T) -> T {
         sync { body(connection) }
     }
 

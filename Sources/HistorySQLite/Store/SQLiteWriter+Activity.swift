@@ -8,7 +8,7 @@ import CSQLite
 /// The writer hands values out from memory and writes the counter's single
 /// row once per batch (`writeBackActivity`), so a batch of a hundred posts
 /// writes it once, not a hundred times.
-extension Writer {
+extension SQLiteWriter {
     /// The next value. Only a tampered file can hold a counter at
     /// `Int64.max`, which `+ 1` would trap on.
     func takeActivity() throws(StoreError) -> Int64 {
@@ -25,7 +25,7 @@ extension Writer {
         try connection.cachedStatement(sql: "UPDATE activity_counter SET value = ? WHERE id = 1").execute(activity)
     }
 
-    static func loadActivity(_ connection: Connection) throws(StoreError) -> Int64 {
+    static func loadActivity(_ connection: SQLiteConnection) throws(StoreError) -> Int64 {
         let value = try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: "SELECT value FROM activity_counter WHERE id = 1").firstRow { $0.int64(0) }
         }

@@ -2,7 +2,7 @@ import HistoryStore
 
 /// The reads of docs/API.md "Live": the anchor of a jump by time, and the
 /// backend feed from the change log (migrations/0006_change_log.sql).
-extension StoreReads {
+extension SQLiteReads {
     enum LiveSQL {
         /// One seek on `messages_by_time`: the first message by time at or
         /// after `?2`, ties to the smallest id (its rowid, `place`, ends

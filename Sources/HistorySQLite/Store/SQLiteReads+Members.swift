@@ -1,6 +1,6 @@
 import HistoryStore
 /// Member reads, on a reader connection.
-extension StoreReads {
+extension SQLiteReads {
     /// The statements, named so a test can ask SQLite for their plans (an
     /// index seek each, never a scan or a sort).
     enum MemberSQL {

@@ -6,20 +6,20 @@ import CSQLite
 ///
 /// Opened with `SQLITE_OPEN_NOMUTEX` because a connection is only ever used
 /// by one thread at a time: the writer's serial queue, or the thread that has
-/// checked a reader out of the `ReaderPool`. SQLite's own per-call mutex
+/// checked a reader out of the `SQLiteReaderPool`. SQLite's own per-call mutex
 /// would be pure overhead. For that reason the type is not `Sendable`; the
 /// owners that hand it between threads carry the proof.
 ///
 /// ```swift
-/// let connection = try Connection(path: "/tmp/h.sqlite")
+/// let connection = try SQLiteConnection(path: "/tmp/h.sqlite")
 /// try connection.execute(sql: "PRAGMA foreign_keys = ON")
 /// ```
 ///
 /// Related SQLite documentation: <https://www.sqlite.org/c3ref/open.html>
-final class Connection {
+final class SQLiteConnection {
     let path: String
     private let handle: OpaquePointer
-    private var cache = StatementCache()
+    private var cache = SQLiteStatementCache()
     private(set) var isOpen = true
 
     /// Opens (creating when missing) the database at `path`, through the
@@ -61,13 +61,13 @@ final class Connection {
     // MARK: - Statements
 
     /// A prepared statement kept for the life of the connection.
-    func cachedStatement(sql: String) throws(SQLiteError) -> Statement {
+    func cachedStatement(sql: String) throws(SQLiteError) -> SQLiteStatement {
         try cache.statement(sql: sql, database: handle)
     }
 
     /// A statement prepared for one use (finalized when released).
-    func makeStatement(sql: String) throws(SQLiteError) -> Statement {
-        try Statement(database: handle, sql: sql, persistent: false)
+    func makeStatement(sql: String) throws(SQLiteError) -> SQLiteStatement {
+        try SQLiteStatement(database: handle, sql: sql, persistent: false)
     }
 
     /// Runs one or more statements without results (schema, pragmas).

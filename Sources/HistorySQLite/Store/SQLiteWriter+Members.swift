@@ -4,14 +4,14 @@ import HistoryStore
 /// durable when its caller is answered.
 ///
 /// A member is read by its primary key (`NOT INDEXED`: see
-/// `StoreReads.MemberSQL.roleBySeq`).
+/// `SQLiteReads.MemberSQL.roleBySeq`).
 ///
 /// Member changes do not bump the conversation's `version`: that counter
 /// orders the message feed, and a client paging messages must not see a
 /// change that is not in the feed. They do take an `activity` value, given
 /// to both the conversation (its other members' inbox feeds show the change)
 /// and the member row or its removal row (the user's own feed).
-extension Writer {
+extension SQLiteWriter {
     /// Adds the member, changes its role, or writes nothing when the role
     /// is already the one asked for.
     func putMember(_ user: UserID, role: MemberRole, in conversation: ConversationID,

@@ -14,7 +14,7 @@ import CSQLite
 /// ```
 ///
 /// Related SQLite documentation: <https://www.sqlite.org/c3ref/stmt.html>
-final class Statement {
+final class SQLiteStatement {
     let sql: String
     let handle: OpaquePointer
     private let database: OpaquePointer
@@ -46,7 +46,7 @@ final class Statement {
     }
 
     /// Every row, mapped.
-    func rows<T>(_ values: any SQLiteBindable..., map: (Row) -> T) throws(SQLiteError) -> [T] {
+    func rows<T>(_ values: any SQLiteBindable..., map: (SQLiteRow) -> T) throws(SQLiteError) -> [T] {
         var result: [T] = []
         try run(values) { row throws(SQLiteError) in result.append(map(row)) }
         return result
@@ -54,12 +54,12 @@ final class Statement {
 
     /// The first row, mapped; nil when there is none. The statement is reset
     /// after the first row, so a `LIMIT 1` is not needed for correctness.
-    func firstRow<T>(_ values: any SQLiteBindable..., map: (Row) -> T) throws(SQLiteError) -> T? {
+    func firstRow<T>(_ values: any SQLiteBindable..., map: (SQLiteRow) -> T) throws(SQLiteError) -> T? {
         defer { resetAndClear() }
         try bind(values)
         switch sqlite3_step(handle) {
         case SQLITE_ROW:
-            return map(Row(handle: handle))
+            return map(SQLiteRow(handle: handle))
         case SQLITE_DONE:
             return nil
         case let code:
@@ -68,7 +68,7 @@ final class Statement {
     }
 
     /// Binds `values` to ?1, ?2, ... and steps through every row.
-    func run(_ values: [any SQLiteBindable], body: (Row) throws(SQLiteError) -> Void) throws(SQLiteError) {
+    func run(_ values: [any SQLiteBindable], body: (SQLiteRow) throws(SQLiteError) -> Void) throws(SQLiteError) {
         defer { resetAndClear() }
         try bind(values)
         while true {
@@ -76,7 +76,7 @@ final class Statement {
             case SQLITE_DONE:
                 return
             case SQLITE_ROW:
-                try body(Row(handle: handle))
+                try body(SQLiteRow(handle: handle))
             case let code:
                 throw error(code)
             }
@@ -84,7 +84,7 @@ final class Statement {
     }
 
     /// Like `run`, but stops at the first row for which `body` returns true.
-    func run(_ values: [any SQLiteBindable], until body: (Row) throws(SQLiteError) -> Bool) throws(SQLiteError) {
+    func run(_ values: [any SQLiteBindable], until body: (SQLiteRow) throws(SQLiteError) -> Bool) throws(SQLiteError) {
         defer { resetAndClear() }
         try bind(values)
         while true {
@@ -92,7 +92,7 @@ final class Statement {
             case SQLITE_DONE:
                 return
             case SQLITE_ROW:
-                if try body(Row(handle: handle)) { return }
+                if try body(SQLiteRow(handle: handle)) { return }
             case let code:
                 throw error(code)
             }
@@ -123,10 +123,10 @@ final class Statement {
 
 /// A statement is bound to its connection, which one thread uses at a time.
 @available(*, unavailable)
-extension Statement: Sendable {}
+extension SQLiteStatement: Sendable {}
 
 /// The current row of a stepping statement; valid only inside the row callback.
-struct Row {
+struct SQLiteRow {
     let handle: OpaquePointer
 
     func int64(_ column: Int32) -> Int64 {

@@ -12,12 +12,12 @@ import Foundation
 /// database whose applied versions are not 1...k (a hole); and a database
 /// that recorded a different checksum for a migration (the file changed after
 /// it shipped); and a database whose schema holds anything else than what
-/// its recorded migrations create (`SchemaCheck`).
+/// its recorded migrations create (`SQLiteSchemaCheck`).
 ///
 /// ```swift
-/// let applied = try Migrator(migrations: Migration.bundled()).migrate(connection)
+/// let applied = try SQLiteMigrator(migrations: Migration.bundled()).migrate(connection)
 /// ```
-struct Migrator {
+struct SQLiteMigrator {
     let migrations: [Migration]
 
     /// Validates the list: versions must be exactly 1, 2, ..., n (`MigrationPlan`).
@@ -41,13 +41,13 @@ struct Migrator {
     /// Applies what is missing; returns the versions applied now (empty when
     /// the schema was already current). Before applying anything, the
     /// file's schema must be exactly what its recorded migrations create
-    /// (`SchemaCheck`); `checkingSchema` is false only for the empty
+    /// (`SQLiteSchemaCheck`); `checkingSchema` is false only for the empty
     /// in-memory database that check builds as its reference.
     @discardableResult
-    func migrate(_ connection: Connection, checkingSchema: Bool = true) throws(StoreError) -> [Int] {
+    func migrate(_ connection: SQLiteConnection, checkingSchema: Bool = true) throws(StoreError) -> [Int] {
         let applied = try checkApplied(connection)
         if checkingSchema {
-            try SchemaCheck(applied: migrations.prefix(applied)).verify(connection)
+            try SQLiteSchemaCheck(applied: migrations.prefix(applied)).verify(connection)
         }
         var appliedNow: [Int] = []
         for migration in migrations where migration.version > applied {
@@ -59,7 +59,7 @@ struct Migrator {
 
     /// Creates the bookkeeping table and checks what the database recorded;
     /// returns the highest applied version (0 for a new database).
-    private func checkApplied(_ connection: Connection) throws(StoreError) -> Int {
+    private func checkApplied(_ connection: SQLiteConnection) throws(StoreError) -> Int {
         try connection.transaction(.immediate, mapError: StoreError.init) { () throws(StoreError) -> Int in
             try sqlite { () throws(SQLiteError) in try connection.execute(sql: Self.createTableSQL) }
             let recorded = try sqlite { () throws(SQLiteError) in
@@ -74,7 +74,7 @@ struct Migrator {
         }
     }
 
-    private func apply(_ migration: Migration, to connection: Connection) throws(StoreError) {
+    private func apply(_ migration: Migration, to connection: SQLiteConnection) throws(StoreError) {
         let mapError = { (error: SQLiteError) in
             StoreError.migration(reason: "migration \(migration.label) failed and was rolled back: \(error.message)")
         }

@@ -4,7 +4,7 @@ import CSQLite
 /// Where ids come from: message ids from one counter on the writer, so they
 /// are unique across the server and increase in commit order; conversation
 /// ids, when the client gives none, from the system's random generator.
-extension Writer {
+extension SQLiteWriter {
     /// Takes `count` consecutive message ids and never gives them back, so
     /// an id that might have reached the file or a caller is never reused.
     /// Past `MessagePlace.maximumID` nothing is taken and the store is full
@@ -20,7 +20,7 @@ extension Writer {
         return first...last
     }
 
-    static func loadNextMessageID(_ connection: Connection) throws(StoreError) -> Int64 {
+    static func loadNextMessageID(_ connection: SQLiteConnection) throws(StoreError) -> Int64 {
         // max(id) is answered from the end of messages_by_id: O(log n).
         let maximum = try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: "SELECT max(id) FROM messages").firstRow { $0.optionalInt64(0) } ?? nil

@@ -8,7 +8,7 @@ import HistoryStore
 /// added after them; a trigger added to `messages` would run inside the
 /// writer's transactions, and a redefined generated column would hand the
 /// code ids outside the layout. Connections are hardened too (triggers off,
-/// an untrusted schema, defensive mode: see `Connection`), but a file that
+/// an untrusted schema, defensive mode: see `SQLiteConnection`), but a file that
 /// is not ours is better refused, with its first difference named, than
 /// served.
 ///
@@ -19,7 +19,7 @@ import HistoryStore
 /// measured and left out: 0.8 s for 100,000 messages (20 MB) and 6.6 s for
 /// 1,000,000 (200 MB), growing with the file, on every start.
 /// `SQLiteHistoryStore.checkIntegrity()` runs the full check on demand.
-struct SchemaCheck {
+struct SQLiteSchemaCheck {
     /// One row of `sqlite_schema`.
     struct Entry: Hashable, Comparable {
         let type: String
@@ -45,7 +45,7 @@ struct SchemaCheck {
 
     /// Throws `.migration` naming the first difference between the file's
     /// schema and the one `applied` creates.
-    func verify(_ connection: Connection) throws(StoreError) {
+    func verify(_ connection: SQLiteConnection) throws(StoreError) {
         let found = try Self.entries(of: connection)
         let expected = try expectedEntries()
         guard found != expected else { return }
@@ -73,13 +73,13 @@ struct SchemaCheck {
 
     /// What `applied` creates in an empty database.
     private func expectedEntries() throws(StoreError) -> [Entry] {
-        let reference = try sqlite { () throws(SQLiteError) in try Connection(path: ":memory:") }
+        let reference = try sqlite { () throws(SQLiteError) in try SQLiteConnection(path: ":memory:") }
         defer { reference.close() }
-        try Migrator(migrations: Array(applied)).migrate(reference, checkingSchema: false)
+        try SQLiteMigrator(migrations: Array(applied)).migrate(reference, checkingSchema: false)
         return try Self.entries(of: reference)
     }
 
-    static func entries(of connection: Connection) throws(StoreError) -> [Entry] {
+    static func entries(of connection: SQLiteConnection) throws(StoreError) -> [Entry] {
         try sqlite { () throws(SQLiteError) in
             try connection.makeStatement(sql: "SELECT type, name, tbl_name, sql FROM main.sqlite_schema ORDER BY type, name")
                 .rows { row in

@@ -1,6 +1,6 @@
 import HistoryStore
 /// Creating conversations, inside the batch transaction.
-extension Writer {
+extension SQLiteWriter {
     /// With an `owner`, two rows are written (the conversation and its
     /// owner), so they are made one unit with a savepoint; without one the
     /// single INSERT needs none.

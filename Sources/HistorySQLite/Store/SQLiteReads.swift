@@ -6,8 +6,8 @@ import HistoryStore
 /// Keyset reads only: each page is a seek on `place` (the rowid of
 /// `messages`, see `MessagePlace`) plus a scan of at most `limit` rows,
 /// whatever the depth; never OFFSET.
-struct StoreReads: SnapshotReads {
-    let connection: Connection
+struct SQLiteReads: SnapshotReads {
+    let connection: SQLiteConnection
     let seqCache: ConversationSeqCache
     let largeInboxes: LargeInboxes
 

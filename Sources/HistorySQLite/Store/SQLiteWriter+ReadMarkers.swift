@@ -1,7 +1,7 @@
 import HistoryStore
 /// Moving a member's read marker, inside the batch transaction: at most
 /// one write, to the member's own row (the conversation does not change).
-extension Writer {
+extension SQLiteWriter {
     /// Forward only, clamped to the conversation's newest message (as the
     /// batch sees it: a message appended earlier in the same batch counts).
     /// A marker that does not move writes nothing and takes no `activity`.

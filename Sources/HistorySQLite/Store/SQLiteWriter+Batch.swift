@@ -11,7 +11,7 @@ import Dispatch
 /// SAVEPOINT/RELEASE and the sub-journal copies of every touched 8 KiB page
 /// cost about as much as the INSERT itself.) The rare request that must write
 /// two rows, a conversation created with its owner, uses `asOneUnit`.
-extension Writer {
+extension SQLiteWriter {
     /// What a batch produced: the answers to give once it is durable, and
     /// each touched conversation's new version.
     struct BatchOutcome: Sendable {
@@ -27,6 +27,17 @@ extension Writer {
         var inboxUsers: Set<String> = []
         var activity: Int64 = 0
         var committed = false
+
+        /// What the batch tells the parked waits once readers see it.
+        var committedChanges: [CommittedChange] {
+            var changes: [CommittedChange] = versions.map { conversation, version in
+                .version(conversation, version, changed: ChangedMessageIDs(changedIDs[conversation] ?? []))
+            }
+            if committed, !inboxConversations.isEmpty || !inboxUsers.isEmpty {
+                changes.append(.activity(activity, conversations: inboxConversations, users: inboxUsers))
+            }
+            return changes
+        }
     }
 
     /// A touched conversation's counters while its batch is being written:

@@ -1,7 +1,7 @@
 import HistoryStore
 /// Appending, editing and deleting messages, inside the batch transaction;
 /// each makes at most one write, after all of its checks passed.
-extension Writer {
+extension SQLiteWriter {
     func append(_ new: NewMessage, to conversation: ConversationID, access: AccessCheck = .admin) throws(StoreError) -> AppendOutcome {
         guard let seq = try seq(of: conversation) else { throw .conversationNotFound(conversation) }
         try check(access, seq: seq, in: conversation)

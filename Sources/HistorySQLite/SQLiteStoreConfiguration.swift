@@ -1,6 +1,6 @@
 import HistoryStore
 /// How durable an answered write is.
-public enum Durability: String, Sendable, CaseIterable {
+public enum SQLiteDurability: String, Sendable, CaseIterable {
     /// `synchronous=FULL`: an answered write survives the loss of power.
     case full
     /// `synchronous=NORMAL`: survives a crash of the process, not of the machine.
@@ -8,11 +8,11 @@ public enum Durability: String, Sendable, CaseIterable {
 }
 
 /// Everything a store needs to open, each with its default.
-public struct StoreConfiguration: Sendable {
+public struct SQLiteStoreConfiguration: Sendable {
     /// The SQLite file; created, with its folder, when missing (0600 and
     /// 0700 whatever the umask; see `PrivateFiles`).
     public var path: String
-    public var durability: Durability
+    public var durability: SQLiteDurability
     /// Read-only connections that serve pages while the writer commits (WAL).
     public var readerCount: Int
     /// How long a connection waits on a lock before failing, in milliseconds.
@@ -40,7 +40,7 @@ public struct StoreConfiguration: Sendable {
     /// private. The server logs it as a warning.
     public var onWarning: (@Sendable (_ message: String) -> Void)?
 
-    public init(path: String, durability: Durability = .full, readerCount: Int = 4,
+    public init(path: String, durability: SQLiteDurability = .full, readerCount: Int = 4,
                 busyTimeoutMilliseconds: Int32 = 5_000, maximumBatchSize: Int = 512,
                 walSizeLimitBytes: Int64 = 64 << 20, prefetchesPages: Bool = true,
                 onBatchCommitted: (@Sendable (_ size: Int) -> Void)? = nil,

@@ -25,21 +25,19 @@ import Synchronization
 /// commit well below what it reaches now (docs/performance.md, "Answering
 /// beside the writer"); answering beside it, the writer only writes.
 /// Batches are answered in commit order.
-final class AppendBatcher: Sendable {
+final class SQLiteAppendBatcher: Sendable {
     private let state = Mutex(PendingWrites())
-    private let writer: Writer
-    private let waiters: VersionWaiters
-    private let inboxWaiters: InboxWaiters
+    private let writer: SQLiteWriter
+    private let waiters: Waiters
     private let maximumBatchSize: Int
     private let onBatchCommitted: (@Sendable (_ size: Int) -> Void)?
     private let answers = DispatchQueue(label: "history-store.answers", qos: .userInitiated)
     private static let answerQueueKey = DispatchSpecificKey<Bool>()
 
-    init(writer: Writer, waiters: VersionWaiters, inboxWaiters: InboxWaiters, maximumBatchSize: Int,
+    init(writer: SQLiteWriter, waiters: Waiters, maximumBatchSize: Int,
          onBatchCommitted: (@Sendable (_ size: Int) -> Void)?) {
         self.writer = writer
         self.waiters = waiters
-        self.inboxWaiters = inboxWaiters
         self.maximumBatchSize = max(1, maximumBatchSize)
         self.onBatchCommitted = onBatchCommitted
         answers.setSpecific(key: Self.answerQueueKey, value: true)
@@ -72,18 +70,11 @@ final class AppendBatcher: Sendable {
             guard !batch.isEmpty else { return }
             let outcome = writer.perform(batch)
             let size = batch.count
-            answers.async { [waiters, inboxWaiters, onBatchCommitted] in
+            answers.async { [waiters, onBatchCommitted] in
                 // Published before answered: a client that parks a poll
                 // once answered finds the waiters (and the memberships they
                 // keep) already past this commit.
-                for (conversation, version) in outcome.versions {
-                    waiters.publish(conversation: conversation, version: version,
-                                    changed: ChangedMessageIDs(outcome.changedIDs[conversation] ?? []))
-                }
-                if outcome.committed, !outcome.inboxConversations.isEmpty || !outcome.inboxUsers.isEmpty {
-                    inboxWaiters.publish(activity: outcome.activity, conversations: outcome.inboxConversations,
-                                         users: outcome.inboxUsers)
-                }
+                waiters.publish(outcome.committedChanges)
                 for answer in outcome.answers { answer() }
                 if outcome.committed { onBatchCommitted?(size) }
             }

@@ -4,7 +4,7 @@ import HistoryStore
 /// posted, so these reads join the user's memberships to the conversations,
 /// by plans whose cost does not grow with the user's number of
 /// conversations (docs/architecture.md, "The inbox").
-extension StoreReads {
+extension SQLiteReads {
     /// The statements, named so a test can ask SQLite for their plans.
     enum InboxSQL {
         static let activity = "SELECT value FROM activity_counter WHERE id = 1"
@@ -103,7 +103,7 @@ extension StoreReads {
         var activity: Int64 { max(conversationActivity, memberActivity) }
 
         /// nil for a row this code cannot read (an unknown role or id).
-        init?(_ row: Row) {
+        init?(_ row: SQLiteRow) {
             guard let found = StoredRows.conversation(row),
                   let role = MemberRole(rawValue: row.string(9)) else { return nil }
             self.seq = found.seq
@@ -155,7 +155,7 @@ extension StoreReads {
     /// memberships in it (a primary-key lookup each); the conversations
     /// without messages by id, probing each.
     private struct InboxSteps: InboxWalkSteps {
-        let reads: StoreReads
+        let reads: SQLiteReads
         let user: UserID
 
         func withMessages(below: Int64, size: Int,

@@ -5,14 +5,14 @@ import CSQLite
 ///
 /// Preparing costs far more than stepping a short keyset read, so every
 /// statement the store runs repeatedly is prepared once per connection.
-/// `Connection.close()` empties the cache first: an unfinalized statement
+/// `SQLiteConnection.close()` empties the cache first: an unfinalized statement
 /// would keep the connection from closing.
-struct StatementCache {
-    private var statements: [String: Statement] = [:]
+struct SQLiteStatementCache {
+    private var statements: [String: SQLiteStatement] = [:]
 
-    mutating func statement(sql: String, database: OpaquePointer) throws(SQLiteError) -> Statement {
+    mutating func statement(sql: String, database: OpaquePointer) throws(SQLiteError) -> SQLiteStatement {
         if let statement = statements[sql] { return statement }
-        let statement = try Statement(database: database, sql: sql, persistent: true)
+        let statement = try SQLiteStatement(database: database, sql: sql, persistent: true)
         statements[sql] = statement
         return statement
     }

@@ -3,7 +3,7 @@ import Dispatch
 
 /// Loading many messages at once, outside group commit: one transaction
 /// for the whole list, for benchmarks and seeding.
-extension Writer {
+extension SQLiteWriter {
     /// Appends `messages` in one transaction (the bench and `seed --direct`);
     /// returns the ids given, the conversation's seq and new version, and
     /// the load's last `activity` value (each message takes one, as if
