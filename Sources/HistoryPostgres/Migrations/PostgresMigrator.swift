@@ -35,11 +35,7 @@ public struct PostgresMigrator: Sendable {
 
     /// Validates the list: versions must be exactly 1, 2, ..., n (`MigrationPlan`).
     public init(migrations: [Migration]) throws(PostgresMigrationError) {
-        do {
-            self.migrations = try MigrationPlan.ordered(migrations)
-        } catch {
-            throw .refused(reason: error.reason)
-        }
+        self.migrations = try MigrationPlan.ordered(migrations) { reason -> PostgresMigrationError in .refused(reason: reason) }
     }
 
     static let createTableSQL = """
@@ -63,12 +59,9 @@ public struct PostgresMigrator: Sendable {
         defer { _ = try? connection.query("SELECT pg_advisory_unlock($1)", [.int64(Self.lockKey)]) }
 
         let applied = try checkApplied(connection)
-        var appliedNow: [Int] = []
-        for migration in migrations where migration.version > applied {
+        return try MigrationPlan.applyMissing(migrations, after: applied) { migration throws(PostgresMigrationError) in
             try apply(migration, to: connection)
-            appliedNow.append(migration.version)
         }
-        return appliedNow
     }
 
     /// Creates the bookkeeping table and checks what the database recorded;

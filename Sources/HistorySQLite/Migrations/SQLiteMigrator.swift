@@ -22,11 +22,7 @@ struct SQLiteMigrator {
 
     /// Validates the list: versions must be exactly 1, 2, ..., n (`MigrationPlan`).
     init(migrations: [Migration]) throws(StoreError) {
-        do {
-            self.migrations = try MigrationPlan.ordered(migrations)
-        } catch {
-            throw .migration(reason: error.reason)
-        }
+        self.migrations = try MigrationPlan.ordered(migrations) { reason -> StoreError in .migration(reason: reason) }
     }
 
     static let createTableSQL = """
@@ -49,12 +45,9 @@ struct SQLiteMigrator {
         if checkingSchema {
             try SQLiteSchemaCheck(applied: migrations.prefix(applied)).verify(connection)
         }
-        var appliedNow: [Int] = []
-        for migration in migrations where migration.version > applied {
+        return try MigrationPlan.applyMissing(migrations, after: applied) { migration throws(StoreError) in
             try apply(migration, to: connection)
-            appliedNow.append(migration.version)
         }
-        return appliedNow
     }
 
     /// Creates the bookkeeping table and checks what the database recorded;

@@ -18,6 +18,29 @@ public enum MigrationPlan {
         return sorted
     }
 
+    /// ``ordered(_:)`` with its refusal as the backend's own error.
+    public static func ordered<Failure: Error>(_ migrations: [Migration],
+                                               refusedAs refusal: (_ reason: String) -> Failure) throws(Failure) -> [Migration] {
+        do {
+            return try ordered(migrations)
+        } catch {
+            throw refusal(error.reason)
+        }
+    }
+
+    /// Applies, in order, the migrations of `migrations` past `applied`
+    /// (the highest version the database recorded); returns their versions.
+    /// Each backend supplies only how one migration is applied.
+    public static func applyMissing<Failure: Error>(_ migrations: [Migration], after applied: Int,
+                                                    _ apply: (Migration) throws(Failure) -> Void) throws(Failure) -> [Int] {
+        var appliedNow: [Int] = []
+        for migration in migrations where migration.version > applied {
+            try apply(migration)
+            appliedNow.append(migration.version)
+        }
+        return appliedNow
+    }
+
     /// How many of `known` (as `ordered` returned it) the database applied,
     /// given what it `recorded` in version order. Refused, before anything
     /// is applied: a version this build does not know (the database was
