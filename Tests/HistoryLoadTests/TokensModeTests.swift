@@ -74,6 +74,24 @@ struct TokensModeTests {
         }
     }
 
+    /// `typing`: readers alone and beside typers, alternated in rounds, each
+    /// side with its page rate and the server's CPU per page (the server is
+    /// on this machine); no refusal (rates are off) and typing calls sent.
+    @Test func typingAlternatesItsSidesAndChargesTheServersCPU() throws {
+        try Self.withTokensServer(members: 20) { server, hs256, _ in
+            var plan = quickPlan(server.endpoint, .typing, clients: 2, seconds: 8)
+            plan.writers = 20
+            plan.settings.credentials = LoadCredentials(signer: hs256, members: 20)
+            let outcome = try TypingComparison.execute(plan)
+            #expect(outcome.passed, "\(outcome.text)")
+            #expect(outcome.aloneRates.count == TypingComparison.rounds && outcome.withTypersRates.count == TypingComparison.rounds)
+            #expect((outcome.aloneRates + outcome.withTypersRates).allSatisfy { $0 > 0 })
+            #expect(outcome.withTypers.kinds.contains { $0.kind == RequestKind.typing.name && $0.count > 0 })
+            #expect((outcome.aloneCPUPerPage ?? 0) > 0 && (outcome.withTypersCPUPerPage ?? 0) > 0)
+            #expect(outcome.text.contains("server CPU per page"))
+        }
+    }
+
     @Test func es256TokensLoadToo() throws {
         try Self.withTokensServer { server, _, es256 in
             var plan = quickPlan(server.endpoint, .deep)
