@@ -14,39 +14,16 @@
 # starts is stopped and deleted on exit.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+source "$(dirname "$0")/lib/bench_common.sh"
 OLD="$(cd "${1:?usage: bench_access_cpu.sh OLD_RELEASE_DIR [OUT_DIR]}" && pwd)"
 NEW="$ROOT/.build/release"
-OUT="${2:-$(mktemp -d /tmp/history-access-bench.XXXXXX)}"
-mkdir -p "$OUT"
+bench_begin history-access-bench "${2:-$(mktemp -d /tmp/history-access-bench.XXXXXX)}"
 ROUNDS="${ROUNDS:-3}"
 DURATION="${DURATION:-15s}"
 STORES="${STORES:-sqlite postgres}"
-PGBIN="${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
-for tool in "$OLD/history-server" "$NEW/history-server" "$NEW/history-load"; do
-    [ -x "$tool" ] || { echo "missing $tool" >&2; exit 1; }
-done
-WORK="$(mktemp -d /tmp/history-access-bench.XXXXXX)"
-PIDS=()
-AS_PG=()
-cleanup() {
-    set +e
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
-    [ -f "$WORK/pg/data/postmaster.pid" ] && "${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m fast -w stop >/dev/null 2>&1
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/log.txt" >&2; }
-read -r PGPORT PORT <<<"$(python3 -c '
-import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(" ".join(str(x.getsockname()[1]) for x in s))')"
-
-# CPU seconds of a process (utime + stime), or of the postmaster with its
-# children, live and exited.
-cpu_seconds() { python3 "$ROOT/scripts/cpu_seconds.py" "$@"; } # pid [postgres]
+bench_require "swift build -c release --product history-server, then --product history-load, in each checkout" \
+    "$OLD/history-server" "$NEW/history-server" "$NEW/history-load"
+read -r PGPORT PORT <<<"$(free_ports 2)"
 
 printf 'bench %s\n' "$(openssl rand -hex 32)" >"$WORK/hs.keys"
 SEED=(--conversations "${CONVERSATIONS:-200}" --messages "${MESSAGES:-400000}" --jwt-secret-file "$WORK/hs.keys" --quiet)
@@ -63,19 +40,14 @@ if [[ " $STORES " == *" sqlite "* ]]; then
     fi
 fi
 if [[ " $STORES " == *" postgres "* ]]; then
-    mkdir -p "$WORK/pg"
-    if [ "$(id -u)" = 0 ]; then chown nobody "$WORK/pg"; chmod 755 "$WORK"; AS_PG=(runuser -u nobody --); fi
-    "${AS_PG[@]}" "$PGBIN/initdb" -D "$WORK/pg/data" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
-    "${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/postgres.log" -w -t 60 -o "-p $PGPORT -k $WORK/pg \
-     -c listen_addresses=127.0.0.1 -c shared_buffers=512MB" start >/dev/null
-    "$PGBIN/psql" -X -q -d "postgresql://postgres@/postgres?host=$WORK/pg&port=$PGPORT" -c "CREATE DATABASE history"
-    DATABASE[postgres]="postgresql://postgres@/history?host=$WORK/pg&port=$PGPORT"
+    pg_cluster_start "$PGPORT" "-c shared_buffers=512MB"
+    DATABASE[postgres]="$DB"
     log "seed PostgreSQL"
     "$NEW/history-load" seed --direct "${DATABASE[postgres]}" "${SEED[@]}" >"$OUT/seed-postgres.txt"
     "$PGBIN/psql" -X -q -d "${DATABASE[postgres]}" -c "VACUUM ANALYZE"
     if [ -x "$OLD/history-load" ]; then
-        "$PGBIN/psql" -X -q -d "postgresql://postgres@/postgres?host=$WORK/pg&port=$PGPORT" -c "CREATE DATABASE history_old"
-        DATABASE[postgres-old]="postgresql://postgres@/history_old?host=$WORK/pg&port=$PGPORT"
+        pg_create_database history_old
+        DATABASE[postgres-old]="$(pg_url history_old)"
         "$OLD/history-load" seed --direct "${DATABASE[postgres-old]}" "${SEED[@]}" >"$OUT/seed-postgres-old.txt"
         "$PGBIN/psql" -X -q -d "${DATABASE[postgres-old]}" -c "VACUUM ANALYZE"
     fi
@@ -94,17 +66,17 @@ measure() { # round store build mode
     "$bin/history-server" --host 127.0.0.1 --port "$PORT" --database "$database" --access-log off \
         --max-connections-per-client 0 "${flags[@]}" >"$WORK/server.out" 2>"$WORK/server.err" &
     pid=$!; PIDS+=("$pid")
-    for _ in $(seq 1 300); do curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+    wait_healthy "$PORT"
     name="$store-$build-$mode-$round"
     local before after before_pg=0 after_pg=0
     before=$(cpu_seconds "$pid")
-    [ "$store" = postgres ] && before_pg=$(cpu_seconds "$(head -1 "$WORK/pg/data/postmaster.pid")" postgres)
+    [ "$store" = postgres ] && before_pg=$(cpu_seconds "$(postmaster)" postgres)
     # Identity answers (--no-gzip): builds before gzip have none, and the
     # access check is measured, not the compression.
     "$NEW/history-load" run --url "http://127.0.0.1:$PORT" --scenario deep --clients 32 --duration "$DURATION" \
         "${load[@]}" --no-gzip --quiet --json "$OUT/$name.json" >"$OUT/$name.txt"
     after=$(cpu_seconds "$pid")
-    [ "$store" = postgres ] && after_pg=$(cpu_seconds "$(head -1 "$WORK/pg/data/postmaster.pid")" postgres)
+    [ "$store" = postgres ] && after_pg=$(cpu_seconds "$(postmaster)" postgres)
     kill "$pid"; wait "$pid" 2>/dev/null || true
     python3 - "$name" "$OUT/$name.json" "$before" "$after" "$before_pg" "$after_pg" <<'PY' | tee -a "$OUT/results.tsv"
 import json, sys

@@ -22,46 +22,20 @@
 # Everything it starts is stopped and deleted on exit.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+source "$(dirname "$0")/lib/bench_common.sh"
 read -r -a BUILDS <<<"${BUILDS:-$ROOT/.build/release}"
-OUT="${1:-$(mktemp -d /tmp/history-appends.XXXXXX)}"
-mkdir -p "$OUT"
+bench_begin history-appends-work "${1:-$(mktemp -d /tmp/history-appends.XXXXXX)}"
 CONVERSATIONS="${CONVERSATIONS:-100}"
 MESSAGES="${MESSAGES:-10000}"
 ROUNDS="${ROUNDS:-3}"
 SECONDS_EACH="${SECONDS_EACH:-10}"
-PGBIN="${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
 LOAD="${BUILDS[0]}/history-load"
-for tool in "$LOAD" "$PGBIN/initdb" $(for b in "${BUILDS[@]}"; do echo "$b/history-server"; done); do
-    [ -x "$tool" ] || { echo "missing $tool (swift build -c release --product history-server, then --product history-load)" >&2; exit 1; }
-done
-WORK="$(mktemp -d /tmp/history-appends-work.XXXXXX)"
-PIDS=()
-AS_SERVER_USER=()
-cleanup() {
-    set +e
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
-    [ -f "$WORK/pg/data/postmaster.pid" ] && "${AS_SERVER_USER[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m fast -w stop >/dev/null 2>&1
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/log.txt" >&2; }
-read -r PGPORT PORT_A PORT_B <<<"$(python3 -c '
-import socket
-s = [socket.socket() for _ in range(3)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(" ".join(str(x.getsockname()[1]) for x in s))')"
+bench_require "swift build -c release --product history-server, then --product history-load" \
+    "$LOAD" "$PGBIN/initdb" $(for b in "${BUILDS[@]}"; do echo "$b/history-server"; done)
+read -r PGPORT PORT_A PORT_B <<<"$(free_ports 3)"
 
-mkdir -p "$WORK/pg"
-if [ "$(id -u)" = 0 ]; then chown nobody "$WORK/pg"; chmod 755 "$WORK"; AS_SERVER_USER=(runuser -u nobody --); fi
-"${AS_SERVER_USER[@]}" "$PGBIN/initdb" -D "$WORK/pg/data" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
-"${AS_SERVER_USER[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/postgres.log" -w -t 60 -o "-p $PGPORT -k $WORK/pg \
- -c listen_addresses=127.0.0.1 -c max_connections=100 -c shared_buffers=512MB -c fsync=on -c synchronous_commit=on \
- -c max_wal_size=4GB -c wal_compression=on" start >/dev/null
-"$PGBIN/psql" -X -q -d "postgresql://postgres@/postgres?host=$WORK/pg&port=$PGPORT" -c "CREATE DATABASE history"
-DB="postgresql://postgres@/history?host=$WORK/pg&port=$PGPORT"
+pg_cluster_start "$PGPORT" "-c max_connections=100 -c shared_buffers=512MB -c fsync=on -c synchronous_commit=on \
+ -c max_wal_size=4GB -c wal_compression=on"
 "$PGBIN/psql" -X -At -d "$DB" -c "SELECT version(); SHOW fsync; SHOW synchronous_commit" >"$OUT/postgres-settings.txt"
 log "seed PostgreSQL ($CONVERSATIONS conversations, $MESSAGES messages)"
 "$LOAD" seed --direct "$DB" --conversations "$CONVERSATIONS" --messages "$MESSAGES" --quiet >"$OUT/seed.txt"
@@ -74,8 +48,7 @@ SERVER_FLAGS=(--host 127.0.0.1 --max-connections 12000 --max-connections-per-cli
 start_server() { # build name port
     "$1/history-server" "${SERVER_FLAGS[@]}" --port "$3" --database "$DB" >"$WORK/$2.out" 2>"$WORK/$2.err" &
     PIDS+=($!)
-    for _ in $(seq 1 200); do curl -fsS "http://127.0.0.1:$3/healthz" >/dev/null 2>&1 && return 0; sleep 0.1; done
-    cat "$WORK/$2.err" >&2; exit 1
+    wait_healthy "$3" || { cat "$WORK/$2.err" >&2; exit 1; }
 }
 post() { # port clients json [prefix live-conversations]
     "$LOAD" run --url "http://127.0.0.1:$1" --scenario post --clients "$2" --prefix "${4:-load-}" --live-conversations "${5:-64}" \

@@ -17,50 +17,19 @@
 # pages of the three set-ups, alternated in N rounds, with CPU per page. Everything it starts is stopped and deleted on exit.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+source "$(dirname "$0")/lib/bench_common.sh"
 BIN="$ROOT/.build/release"
-OUT="${1:-$(mktemp -d /tmp/history-bench-results.XXXXXX)}"
-mkdir -p "$OUT"
+bench_begin history-bench "${1:-$(mktemp -d /tmp/history-bench-results.XXXXXX)}"
 CONVERSATIONS="${CONVERSATIONS:-1000}"
 MESSAGES="${MESSAGES:-2500000}"
 ROUNDS="${ROUNDS:-5}"
-PGBIN="${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
-for tool in "$BIN/history-server" "$BIN/history-load" "$PGBIN/initdb"; do
-    [ -x "$tool" ] || { echo "missing $tool (swift build -c release --product history-server && swift build -c release --product history-load)" >&2; exit 1; }
-done
-WORK="$(mktemp -d /tmp/history-bench.XXXXXX)"
-PIDS=()
-AS_SERVER_USER=()
-cleanup() {
-    set +e
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
-    [ -f "$WORK/pg/data/postmaster.pid" ] && "${AS_SERVER_USER[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m fast -w stop >/dev/null 2>&1
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/log.txt" >&2; }
-read -r PGPORT PORT_SQLITE PORT_A PORT_B <<<"$(python3 -c '
-import socket
-s = [socket.socket() for _ in range(4)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(" ".join(str(x.getsockname()[1]) for x in s))')"
-
-# A server's CPU seconds so far: the process, or for PostgreSQL the
-# postmaster with its live children and the children that exited.
-cpu_seconds() { python3 "$ROOT/scripts/cpu_seconds.py" "$@"; } # pid [postgres]
-postmaster() { head -1 "$WORK/pg/data/postmaster.pid"; }
+bench_require "swift build -c release --product history-server && swift build -c release --product history-load" \
+    "$BIN/history-server" "$BIN/history-load" "$PGBIN/initdb"
+read -r PGPORT PORT_SQLITE PORT_A PORT_B <<<"$(free_ports 4)"
 
 # PostgreSQL: durable settings (fsync and synchronous_commit on: the defaults).
-mkdir -p "$WORK/pg"
-if [ "$(id -u)" = 0 ]; then chown nobody "$WORK/pg"; chmod 755 "$WORK"; AS_SERVER_USER=(runuser -u nobody --); fi
-"${AS_SERVER_USER[@]}" "$PGBIN/initdb" -D "$WORK/pg/data" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
-"${AS_SERVER_USER[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/postgres.log" -w -t 60 -o "-p $PGPORT -k $WORK/pg \
- -c listen_addresses=127.0.0.1 -c max_connections=100 -c shared_buffers=512MB -c fsync=on -c synchronous_commit=on \
- -c max_wal_size=4GB -c wal_compression=on" start >/dev/null
-"$PGBIN/psql" -X -q -d "postgresql://postgres@/postgres?host=$WORK/pg&port=$PGPORT" -c "CREATE DATABASE history"
-DB="postgresql://postgres@/history?host=$WORK/pg&port=$PGPORT"
+pg_cluster_start "$PGPORT" "-c max_connections=100 -c shared_buffers=512MB -c fsync=on -c synchronous_commit=on \
+ -c max_wal_size=4GB -c wal_compression=on"
 "$PGBIN/psql" -X -At -d "$DB" -c "SELECT version(); SHOW fsync; SHOW synchronous_commit; SHOW shared_buffers" >"$OUT/postgres-settings.txt"
 
 SEED=(--conversations "$CONVERSATIONS" --messages "$MESSAGES" --quiet)
@@ -75,8 +44,7 @@ SERVER_FLAGS=(--host 127.0.0.1 --max-connections 12000 --max-connections-per-cli
 start_server() { # name port database
     "$BIN/history-server" "${SERVER_FLAGS[@]}" --port "$2" --database "$3" >"$WORK/$1.out" 2>"$WORK/$1.err" &
     PIDS+=($!)
-    for _ in $(seq 1 200); do curl -fsS "http://127.0.0.1:$2/healthz" >/dev/null 2>&1 && return 0; sleep 0.1; done
-    cat "$WORK/$1.err" >&2; exit 1
+    wait_healthy "$2" || { cat "$WORK/$1.err" >&2; exit 1; }
 }
 stop_server() { # pid
     kill "$1"; wait "$1" 2>/dev/null || true

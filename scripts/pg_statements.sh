@@ -22,51 +22,25 @@
 # stopped and deleted on exit.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+source "$(dirname "$0")/lib/bench_common.sh"
 BIN="${BIN:-$ROOT/.build/debug}"
-OUT="${1:-$(mktemp -d /tmp/history-pg-statements.XXXXXX)}"
-mkdir -p "$OUT"
+bench_begin history-pg-statements "${1:-$(mktemp -d /tmp/history-pg-statements.XXXXXX)}"
 CONVERSATIONS="${CONVERSATIONS:-200}"
 MESSAGES="${MESSAGES:-400000}"
 SECONDS_EACH="${SECONDS_EACH:-8}"
-PGBIN="${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
-for tool in "$BIN/history-server" "$BIN/history-load" "$PGBIN/initdb"; do
-    [ -x "$tool" ] || { echo "missing $tool (swift build --product history-server && swift build --product history-load)" >&2; exit 1; }
-done
-WORK="$(mktemp -d /tmp/history-pg-statements.XXXXXX)"
-PIDS=()
-AS_SERVER_USER=()
-cleanup() {
-    set +e
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
-    [ -f "$WORK/pg/data/postmaster.pid" ] && "${AS_SERVER_USER[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m fast -w stop >/dev/null 2>&1
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-log() { echo "== $(date -u +%H:%M:%S) $*" >&2; }
-read -r PGPORT PORT <<<"$(python3 -c '
-import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(" ".join(str(x.getsockname()[1]) for x in s))')"
+bench_require "swift build --product history-server && swift build --product history-load" \
+    "$BIN/history-server" "$BIN/history-load" "$PGBIN/initdb"
+read -r PGPORT PORT <<<"$(free_ports 2)"
 
 # The bench's durable settings, plus the two extensions. auto_explain is
 # off (its default log_min_duration, -1) until the plans are wanted: with
 # log_analyze on it times every node of every statement. Not set with -c:
 # a command-line setting would win over ALTER SYSTEM.
-mkdir -p "$WORK/pg"
-if [ "$(id -u)" = 0 ]; then chown nobody "$WORK/pg"; chmod 755 "$WORK"; AS_SERVER_USER=(runuser -u nobody --); fi
-"${AS_SERVER_USER[@]}" "$PGBIN/initdb" -D "$WORK/pg/data" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
-"${AS_SERVER_USER[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/postgres.log" -w -t 60 -o "-p $PGPORT -k $WORK/pg \
- -c listen_addresses=127.0.0.1 -c max_connections=100 -c shared_buffers=256MB -c fsync=on -c synchronous_commit=on \
+pg_cluster_start "$PGPORT" "-c max_connections=100 -c shared_buffers=256MB -c fsync=on -c synchronous_commit=on \
  -c shared_preload_libraries=pg_stat_statements,auto_explain -c pg_stat_statements.track=top \
  -c track_io_timing=on -c auto_explain.log_analyze=on \
- -c auto_explain.log_buffers=on -c auto_explain.log_timing=on -c auto_explain.log_verbose=off" start >/dev/null
+ -c auto_explain.log_buffers=on -c auto_explain.log_timing=on -c auto_explain.log_verbose=off"
 psql() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
-psql -d "postgresql://postgres@/postgres?host=$WORK/pg&port=$PGPORT" -c "CREATE DATABASE history"
-DB="postgresql://postgres@/history?host=$WORK/pg&port=$PGPORT"
 psql -d "$DB" -c "CREATE EXTENSION pg_stat_statements"
 
 log "seed: $CONVERSATIONS conversations, $MESSAGES messages"
@@ -78,7 +52,7 @@ FLAGS=(--host 127.0.0.1 --port "$PORT" --database "$DB" --max-connections 4000 -
 [ -n "${READERS:-}" ] && FLAGS+=(--read-connections "$READERS")
 "$BIN/history-server" "${FLAGS[@]}" >"$WORK/server.out" 2>"$WORK/server.err" &
 PIDS+=($!)
-for _ in $(seq 1 300); do curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+wait_healthy "$PORT"
 URL="http://127.0.0.1:$PORT"
 
 # scenario name, history-load run flags
