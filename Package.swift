@@ -33,14 +33,16 @@ let package = Package(
             name: "CSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // Writes files' text into a Swift source at build time, for the two
+        // plugins that embed the schema and the web viewer.
         .executableTarget(
-            name: "MigrationEmbedder",
+            name: "TextEmbedder",
             swiftSettings: strictSettings
         ),
         .plugin(
             name: "EmbedMigrations",
             capability: .buildTool(),
-            dependencies: ["MigrationEmbedder"]
+            dependencies: ["TextEmbedder"]
         ),
         // The store core: the model, the rules, the errors, access, waits and
         // the one front (`StoreFront`); no database library. Each backend
@@ -75,14 +77,10 @@ let package = Package(
         // MARK: - Web viewer
         // The files of web/ (HTML, CSS, JavaScript modules), embedded at
         // build time so the one binary serves them.
-        .executableTarget(
-            name: "WebAssetEmbedder",
-            swiftSettings: strictSettings
-        ),
         .plugin(
             name: "EmbedWebViewer",
             capability: .buildTool(),
-            dependencies: ["WebAssetEmbedder"]
+            dependencies: ["TextEmbedder"]
         ),
         .target(
             name: "WebViewerAssets",

@@ -29,8 +29,8 @@ struct EmbedMigrations: BuildToolPlugin {
         return [
             .buildCommand(
                 displayName: "Embedding \(files.count) migrations",
-                executable: try context.tool(named: "MigrationEmbedder").url,
-                arguments: [output.path] + files.map(\.path),
+                executable: try context.tool(named: "TextEmbedder").url,
+                arguments: [output.path, "embeddedMigrationFiles", "sql", "migrations/"] + files.map(\.path),
                 inputFiles: files + [migrations],
                 outputFiles: [output]
             )

@@ -21,8 +21,8 @@ struct EmbedWebViewer: BuildToolPlugin {
         return [
             .buildCommand(
                 displayName: "Embedding \(files.count) web viewer files",
-                executable: try context.tool(named: "WebAssetEmbedder").url,
-                arguments: [output.path] + files.map(\.path),
+                executable: try context.tool(named: "TextEmbedder").url,
+                arguments: [output.path, "embeddedWebAssets", "text", "web/"] + files.map(\.path),
                 inputFiles: files + [folder],
                 outputFiles: [output]
             )
