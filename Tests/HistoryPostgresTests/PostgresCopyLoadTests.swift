@@ -91,4 +91,42 @@ import Testing
             #expect(next.id == ids.upperBound + 1 && next.version == 4)
         }
     }
+
+    /// The backend feed lists every loaded message once, in id order, with
+    /// no hole in its activity values, then the appends after the load: a
+    /// load that moved the counter without writing the change log left the
+    /// feed nothing to list for a seeded database.
+    @Test func loadedMessagesAreInTheBackendFeed() async throws {
+        try await withTestDatabase { uri in
+            let store = try PostgresHistoryStore(configuration: PostgresStoreConfiguration(uri: uri, readerCount: 2))
+            defer { store.close() }
+            let c = ConversationID("c")!
+            _ = try await store.createConversation(id: c, title: nil)
+            let start = try store.serverChanges(ServerChangeQuery(since: 0, limit: 1000)).activity
+
+            let copy = try PostgresCopyLoad(uri: uri)
+            defer { copy.close() }
+            let copied = try copy.begin(c, count: 300)
+            try copy.add(Self.messages(300))
+            try copy.finish()
+            let bulk = try #require(try store.bulkAppend(Self.messages(40, from: 300), to: c))
+            let appended = try await store.append(NewMessage(sender: "ana", body: "after"), to: c).message
+
+            var events: [ServerChangeEvent] = []
+            var since = start
+            while true {
+                let feed = try store.serverChanges(ServerChangeQuery(since: since, limit: 100))
+                events += feed.events
+                since = feed.activity
+                if !feed.hasMore { break }
+            }
+            #expect(events.map(\.activity) == Array((start + 1)...(start + 341)))
+            #expect(events.allSatisfy { $0.kind == .created && $0.conversationID == c })
+            let ids = events.map { event -> Int64? in
+                if case .message(let message) = event.subject { message.id } else { nil }
+            }
+            #expect(ids == (Array(copied) + Array(bulk) + [appended.id]).map(Optional.some))
+            #expect(since == start + 341)
+        }
+    }
 }

@@ -113,6 +113,8 @@ struct PostgresBulkLoad {
                                      newest_id = $3, version = $4, activity = $5
             WHERE seq = $6
             """), [.int64(count), .int64(firstID), .int64(lastID), .int64(after), .int64(activity), .int64(seq)])
+        try connection.execute(connection.cachedStatement(sql: PostgresBulkChangeLog.listedIDsSQL),
+                               [.int64(activity), .text(PostgresArrayLiteral.int64s(taken)), .int64(seq)])
         let notices: [ChangeNotice] = [
             .conversation(conversation, version: after, changedIDs: ChangedMessageIDs(taken).ranges),
             .inbox(activity: activity, conversations: [seq], users: []),

@@ -9,8 +9,9 @@ import HistoryStore
 /// One conversation at a time, in one transaction: its row is locked as
 /// every writer locks it, the ids for all its messages are taken from the
 /// sequence as one block (`nextval` then `setval` past the block), the rows
-/// are streamed with COPY, then the counters are written and the change
-/// announced (`pg_notify`), as `PostgresBulkLoad` does.
+/// are streamed with COPY, then the counters and the change log are
+/// written and the change announced (`pg_notify`), as `PostgresBulkLoad`
+/// does.
 ///
 /// Unlike `bulkAppend` it checks nothing the database does not: a reply
 /// must point at a stored message or one earlier in the load (the caller
@@ -135,6 +136,8 @@ package final class PostgresCopyLoad {
                 WHERE seq = $6
                 """, [.int64(loading.count), .int64(loading.firstID), .int64(lastID), .int64(after),
                       .int64(activity), .int64(loading.seq)])
+            try connection.query(PostgresBulkChangeLog.consecutiveIDsSQL,
+                                 [.int64(activity), .int64(loading.count), .int64(loading.seq), .int64(loading.firstID)])
             let notices: [ChangeNotice] = [
                 .conversation(loading.conversation, version: after, changedIDs: [loading.firstID...lastID]),
                 .inbox(activity: activity, conversations: [loading.seq], users: []),
