@@ -1,7 +1,9 @@
 import Foundation
 import HTTPCore
 import HistoryAPI
+import HistoryAccess
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// Every kind of answer leaves through the gates' one exit: the router's

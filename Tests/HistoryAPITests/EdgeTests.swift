@@ -1,9 +1,11 @@
 import Foundation
 import HTTPCore
 import HistoryAPI
+import HistoryAccess
 import HistoryClient
 import HistoryStore
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// docs/API.md, "Edges": what an attacker tries at the edge of the API, each

@@ -1,9 +1,11 @@
+import HistoryAccess
 import HistoryTestSupport
 import Foundation
 import HTTPCore
 import HistoryAPI
 import HistoryClient
 import HistoryStore
+import HistoryWiring
 import Testing
 
 /// `GET /v1/users/{uid}/conversations` over real sockets: order, row
