@@ -1,7 +1,6 @@
 import Foundation
 import HTTPCore
 import HistoryAPI
-import HistoryAccess
 import HistoryTestSupport
 import HistoryWiring
 import Testing

@@ -1,4 +1,3 @@
-import HistoryAccess
 import HistoryTestSupport
 import Foundation
 import HTTPCore

@@ -14,8 +14,8 @@ import Synchronization
 ///   full bucket on its next request: the price of the bound, paid only
 ///   under a flood of distinct clients, and only by the idlest of them.
 public final class RateLimiter: Sendable {
-    public let limit: RateLimit
-    public let capacity: Int
+    let limit: RateLimit
+    let capacity: Int
     private let buckets: Mutex<[ClientKey: TokenBucket]>
 
     /// - Parameter capacity: the most clients remembered at once.
