@@ -96,23 +96,58 @@ let package = Package(
             name: "CZlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // Our HTTP/1.1 on epoll, server and client side: no framework.
         .target(
             name: "HTTPCore",
             dependencies: ["CSystem", "CZlib"],
             swiftSettings: strictSettings
         ),
+
+        // MARK: - Server
+        // The strict JSON reader (RFC 8259) of request bodies and of tokens'
+        // headers and claims: a leaf, so its fuzzer links nothing else.
         .target(
-            name: "HistoryAPI",
+            name: "StrictJSON",
+            swiftSettings: strictSettings
+        ),
+        // The access layer, no HTTP: bearer tokens (verifier, keys and their
+        // files, the verified-token cache), who may do what (AccessPolicy)
+        // and the per-client limits (token buckets, keyed by subject or
+        // address).
+        .target(
+            name: "HistoryAccess",
             dependencies: [
-                "HistoryStore", "HistorySQLite", "HistoryPostgres", "HTTPCore", "WebViewerAssets",
+                "HistoryStore", "StrictJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),
+        // The HTTP API of docs/API.md: router, routes, gates, JSON, streams,
+        // the web viewer, metrics and the access log. Over the store core
+        // alone: which backend serves it is the wiring's choice.
+        .target(
+            name: "HistoryAPI",
+            dependencies: [
+                "HistoryStore", "HistoryAccess", "StrictJSON", "HTTPCore", "WebViewerAssets",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The application wiring: settings (ServerConfiguration), which
+        // store --database opens (SQLite or PostgreSQL: the one target that
+        // links both), the access mode from the key files, and the HTTP
+        // server around the API (HistoryApplication).
+        .target(
+            name: "HistoryWiring",
+            dependencies: ["HistoryAPI", "HistoryAccess", "HistoryStore", "HistorySQLite", "HistoryPostgres", "HTTPCore"],
+            swiftSettings: strictSettings
+        ),
+        // history-server: its flags and environment variables become a
+        // ServerConfiguration, then a HistoryApplication runs until a signal.
         .executableTarget(
             name: "HistoryServer",
             dependencies: [
-                "HistoryAPI", "HistoryStore", "HistorySQLite", "HTTPCore",
+                "HistoryWiring", "HistoryAPI", "HistoryAccess", "HistoryStore", "HistorySQLite", "HTTPCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
@@ -159,7 +194,7 @@ let package = Package(
         // server binary as a process, temporary stores, raw requests.
         .target(
             name: "HistoryTestSupport",
-            dependencies: ["HistoryAPI", "HistoryClient", "HistoryStore", "HistorySQLite", "HistoryPostgres", "HTTPCore", "ToolSupport"],
+            dependencies: ["HistoryWiring", "HistoryAPI", "HistoryClient", "HistoryStore", "HistorySQLite", "HistoryPostgres", "HTTPCore", "ToolSupport"],
             path: "Tests/HistoryTestSupport",
             swiftSettings: strictSettings
         ),
@@ -183,7 +218,8 @@ let package = Package(
         .testTarget(
             name: "HistoryAPITests",
             dependencies: [
-                "HistoryAPI", "HistoryClient", "HistoryStore", "HistorySQLite", "HTTPCore", "HistoryTestSupport",
+                "HistoryAPI", "HistoryAccess", "HistoryWiring", "StrictJSON", "HistoryClient", "HistoryStore", "HistorySQLite",
+                "HTTPCore", "HistoryTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
@@ -191,13 +227,14 @@ let package = Package(
         // HistoryServer is here for its binary, which ServerProcess runs.
         .testTarget(
             name: "HistoryServerTests",
-            dependencies: ["HistoryServer", "HistoryAPI", "HistorySQLite", "HistoryPostgres", "HTTPCore", "HistoryClient", "HistoryTestSupport"],
+            dependencies: ["HistoryServer", "HistoryWiring", "HistoryAPI", "HistoryAccess", "HistorySQLite", "HistoryPostgres", "HTTPCore", "HistoryClient", "HistoryTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "HistoryClientTests",
             dependencies: [
-                "HistoryClient", "HistoryAPI", "HistoryStore", "HistorySQLite", "HTTPCore", "HistoryTestSupport",
+                "HistoryClient", "HistoryWiring", "HistoryAPI", "HistoryAccess", "HistoryStore", "HistorySQLite", "HTTPCore",
+                "HistoryTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
@@ -225,16 +262,16 @@ let package = Package(
 // products then, since the others do not link libFuzzer's runtime.
 // docs/fuzzing.md says how to run them.
 if Context.environment["CHAT_HISTORY_FUZZ"] != nil {
-    let fuzzed: Set<String> = ["HTTPCore", "HistoryAPI"]
+    let fuzzed: Set<String> = ["HTTPCore", "StrictJSON", "HistoryAccess", "HistoryAPI"]
     for target in package.targets where fuzzed.contains(target.name) {
         target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer"])]
     }
     let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
         ("FuzzRequestParser", ["HTTPCore"]),
         ("FuzzChunkedBodyDecoder", ["HTTPCore"]),
-        ("FuzzJSONReader", ["HistoryAPI"]),
+        ("FuzzJSONReader", ["StrictJSON"]),
         ("FuzzQueryParameters", ["HistoryAPI"]),
-        ("FuzzTokenVerifier", ["HistoryAPI", .product(name: "Crypto", package: "swift-crypto")]),
+        ("FuzzTokenVerifier", ["HistoryAccess", "StrictJSON", .product(name: "Crypto", package: "swift-crypto")]),
     ]
     for (name, dependencies) in fuzzTargets {
         package.products.append(.executable(name: name, targets: [name]))

@@ -69,7 +69,7 @@ unexpected=$(grep -Ev "$allowed" <<<"$needed" || true)
 pass "needs only $(echo $needed)"
 
 # 2. --version; the image's environment without a key refuses open mode.
-[ "$("$bin" --version)" = "$(sed -n 's/.*static let version = "\(.*\)"/\1/p' "$ROOT/Sources/HistoryAPI/Application/HistoryApplication.swift")" ] \
+[ "$("$bin" --version)" = "$(sed -n 's/.*static let version = "\(.*\)"/\1/p' "$ROOT/Sources/HistoryWiring/HistoryApplication.swift")" ] \
     || fail "--version: $("$bin" --version)"
 WORK="$(mktemp -d /tmp/history-container-check.XXXXXX)"
 pid=

@@ -1,5 +1,5 @@
 import FuzzSupport
-import HistoryAPI
+import StrictJSON
 
 // Fuzzes `JSONReader`, which reads every request body.
 //

@@ -1,7 +1,8 @@
 @preconcurrency import Crypto
 import Foundation
 import FuzzSupport
-import HistoryAPI
+import HistoryAccess
+import StrictJSON
 
 // Fuzzes `TokenVerifier`, which reads every bearer token, with a fixed key
 // set (one HS256 secret, one ES256 public key) and a fixed clock.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HistoryAPI
+import HistoryWiring
 import Synchronization
 
 /// SIGTERM and SIGINT end the server gracefully: stop accepting, answer

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPCore
-import HistoryAPI
+import HistoryWiring
 
 // history-server: read the configuration, open the store, listen, print one
 // line, and serve until SIGTERM or SIGINT.

@@ -1,3 +1,4 @@
+import HistoryAccess
 import HistoryTestSupport
 import HistoryAPI
 import HistoryStore

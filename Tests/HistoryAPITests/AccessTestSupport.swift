@@ -4,6 +4,7 @@ import Foundation
 import HTTPCore
 import HistoryAPI
 import HistoryStore
+import HistoryWiring
 import Testing
 
 /// Mints the JWTs the access tests send: well-formed ones with the keys the

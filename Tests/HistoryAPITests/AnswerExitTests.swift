@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import HistoryAPI
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// Every kind of answer leaves through the gates' one exit: the router's

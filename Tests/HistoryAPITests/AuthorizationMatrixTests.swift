@@ -1,3 +1,4 @@
+import HistoryAccess
 import HistoryTestSupport
 import Foundation
 import HTTPCore

@@ -1,6 +1,7 @@
 import HTTPCore
 @testable import HistoryAPI
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// docs/API.md, "Conditional requests and compression": gzip answers over

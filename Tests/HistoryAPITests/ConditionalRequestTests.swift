@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 @testable import HistoryAPI
 import Dispatch
+import HistoryAccess
 import HistorySQLite
 import HistoryStore
 import HistoryTestSupport

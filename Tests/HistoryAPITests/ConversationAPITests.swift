@@ -4,6 +4,7 @@ import HistoryAPI
 import HistoryClient
 import HistoryStore
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 @Suite("API: conversations and health")

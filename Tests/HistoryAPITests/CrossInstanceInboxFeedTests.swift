@@ -3,6 +3,7 @@ import HTTPCore
 import HistoryAPI
 import HistoryClient
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// A user's inbox feed parked on one instance, changed through another:

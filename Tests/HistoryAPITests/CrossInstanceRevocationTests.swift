@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import HistoryAPI
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// "A removed member loses access at once: its parked long-polls on that

@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import HistoryAPI
 import HistoryTestSupport
+import HistoryWiring
 import Synchronization
 import Testing
 

@@ -1,6 +1,7 @@
 import HTTPCore
 import HistoryAPI
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// Streams open on one instance follow changes committed through another,

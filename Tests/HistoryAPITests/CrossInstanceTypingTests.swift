@@ -3,6 +3,7 @@ import HTTPCore
 import HistoryAPI
 import HistoryStore
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// Typing on one instance, seen on another sharing its PostgreSQL: the

@@ -4,6 +4,7 @@ import HistoryAPI
 import HistoryClient
 import HistoryStore
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// docs/API.md, "Edges": what an attacker tries at the edge of the API, each

@@ -5,6 +5,7 @@ import HistoryAPI
 import HistoryClient
 import HistoryStore
 import HistoryTestSupport
+import HistoryWiring
 import Synchronization
 import Testing
 

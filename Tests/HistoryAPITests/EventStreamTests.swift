@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import HistoryAPI
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// The feeds as Server-Sent Events (docs/API.md, "Live"), over real

@@ -4,6 +4,7 @@ import HistoryAPI
 import HistoryClient
 import HistoryStore
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// What the contract adds on top of HTTP: routing answers, the body limit

@@ -4,6 +4,7 @@ import HTTPCore
 import HistoryAPI
 import HistoryClient
 import HistoryStore
+import HistoryWiring
 import Testing
 
 /// `GET /v1/users/{uid}/conversations` over real sockets: order, row

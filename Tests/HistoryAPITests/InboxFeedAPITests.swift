@@ -4,6 +4,7 @@ import HTTPCore
 import HistoryAPI
 import HistoryClient
 import HistoryStore
+import HistoryWiring
 import Synchronization
 import Testing
 

@@ -5,6 +5,7 @@ import HTTPCore
 import HistoryAPI
 import HistoryClient
 import HistoryStore
+import HistoryWiring
 import Testing
 
 @Suite struct MemberAPITests {

@@ -2,6 +2,7 @@ import HTTPCore
 import HistoryAPI
 import HistoryClient
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// Long-polls and the limits on them, over real sockets: at most

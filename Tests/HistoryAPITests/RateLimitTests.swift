@@ -1,7 +1,9 @@
 import HTTPCore
 import HistoryAPI
+import HistoryAccess
 import HistoryClient
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// Token-bucket rates over real sockets: 429 `rate_limited` with

@@ -1,6 +1,6 @@
 import HTTPCore
 import Testing
-@testable import HistoryAPI
+@testable import HistoryAccess
 
 /// The token bucket's arithmetic and the bounded client table, at chosen
 /// instants (nanoseconds) rather than by waiting.

@@ -2,6 +2,7 @@ import HTTPCore
 import HistoryAPI
 import HistoryClient
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// `--max-response-bytes` over real sockets: pages and feeds of maximal

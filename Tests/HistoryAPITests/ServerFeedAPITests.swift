@@ -2,6 +2,7 @@ import HistoryTestSupport
 import Foundation
 import HTTPCore
 import HistoryAPI
+import HistoryWiring
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 import HistoryAPI
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// `HISTORY_TEST_STORE` decides what every in-process server of the HTTP

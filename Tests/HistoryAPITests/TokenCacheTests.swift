@@ -1,7 +1,7 @@
 @preconcurrency import Crypto
 import HistoryStore
 import Testing
-@testable import HistoryAPI
+@testable import HistoryAccess
 
 @Suite("VerifiedTokenCache")
 struct TokenCacheTests {

@@ -1,4 +1,5 @@
 import Foundation
+import HistoryAccess
 import HistoryStore
 import Testing
 @testable import HistoryAPI

@@ -1,5 +1,6 @@
 @preconcurrency import Crypto
 import Foundation
+import HistoryAccess
 import HistoryStore
 import Testing
 @testable import HistoryAPI

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import HistoryStore
 import Testing
-@testable import HistoryAPI
+@testable import HistoryAccess
 
 @Suite("TokenVerifier")
 struct TokenVerifierTests {

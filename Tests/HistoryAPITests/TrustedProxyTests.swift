@@ -5,6 +5,7 @@ import HTTPCore
 import HistoryStore
 import HistorySQLite
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// docs/API.md, "Behind a proxy": whom limits and the access log count

@@ -1,5 +1,6 @@
 import HistoryAPI
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// Runs `body` with two in-process instances of `configuration` on one new

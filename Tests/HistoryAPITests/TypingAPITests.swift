@@ -3,6 +3,7 @@ import HTTPCore
 import HistoryAPI
 import HistoryStore
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// `PUT /v1/conversations/{cid}/typing` and `typing=1` on the events

@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import HistoryAPI
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// The web viewer's files at `/`, over real sockets: exact bytes, headers,

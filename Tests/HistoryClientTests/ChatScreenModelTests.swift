@@ -5,6 +5,7 @@ import FoundationNetworking
 import HistoryAPI
 import HistoryClient
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// ChatScreenModel over the real server in-process: the cases a phone

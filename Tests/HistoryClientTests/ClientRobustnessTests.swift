@@ -5,6 +5,7 @@ import FoundationNetworking
 import HistoryAPI
 import HistoryClient
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// What keeps a screen alive on a real network: 429s waited out, a jump to

@@ -2,6 +2,7 @@ import Foundation
 import HistoryAPI
 import HistoryClient
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// The code BuildingAChatScreen.md and the landing page (HistoryClient.md)

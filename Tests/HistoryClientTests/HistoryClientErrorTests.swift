@@ -3,6 +3,7 @@ import HTTPCore
 import HistoryAPI
 import HistoryClient
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// The three ways a call fails, each its own case: the contract's error,

@@ -5,6 +5,7 @@ import FoundationNetworking
 import HistoryAPI
 import HistoryClient
 import HistoryTestSupport
+import HistoryWiring
 import Synchronization
 import Testing
 

@@ -5,6 +5,7 @@ import FoundationNetworking
 import HistoryAPI
 import HistoryClient
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 
 /// The client's live calls against the real server in-process, over

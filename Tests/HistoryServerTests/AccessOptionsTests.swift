@@ -1,6 +1,7 @@
 import HistoryTestSupport
 import HistoryAPI
 import HistoryStore
+import HistoryWiring
 import Testing
 @testable import HistoryServer
 

@@ -1,6 +1,7 @@
 import HistoryAPI
 import HistoryPostgres
 import HistoryTestSupport
+import HistoryWiring
 import Testing
 @testable import HistoryServer
 

@@ -1,6 +1,8 @@
+import HistoryAccess
 import HistoryTestSupport
 import HistoryAPI
 import HistoryStore
+import HistoryWiring
 import Testing
 @testable import HistoryServer
 

@@ -1,6 +1,7 @@
 import HistoryAPI
 import HistorySQLite
 import HistoryStore
+import HistoryWiring
 import Testing
 @testable import HistoryServer
 

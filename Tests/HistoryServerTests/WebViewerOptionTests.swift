@@ -1,4 +1,5 @@
 import HistoryAPI
+import HistoryWiring
 import Testing
 @testable import HistoryServer
 

@@ -4,6 +4,7 @@ import HistoryAPI
 import HistoryClient
 import HistoryStore
 import HistorySQLite
+import HistoryWiring
 
 /// The whole history server in-process on 127.0.0.1 and a free port, over a
 /// real SQLite file in a temporary folder (or, with `HISTORY_TEST_STORE=postgres`,

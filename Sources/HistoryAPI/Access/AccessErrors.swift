@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 import HistoryStore
 
 /// The answers of authentication, authorization and the browser checks.

@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 
 /// Who a request's client is, by address (docs/API.md, "Behind a proxy"):
 /// the peer, or, from a `--trusted-proxy` peer, the last address in

@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 import HistoryStore
 
 /// API v1 as the HTTP server sees it: the responder every request goes to,

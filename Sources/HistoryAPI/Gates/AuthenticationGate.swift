@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 
 /// The token of `/v1` and `/metrics` (`AccessMode`): 401 without a valid
 /// one. A request without one learns nothing, not even which paths exist,

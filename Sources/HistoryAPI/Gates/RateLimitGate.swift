@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 
 /// The caller's read or write rate (`RequestRateLimits`): after
 /// authentication, so it counts per token `sub`, and before any store

@@ -1,5 +1,6 @@
 import HTTPCore
 import HistoryStore
+import StrictJSON
 
 /// An error that knows its HTTP answer: the contract's code (which fixes
 /// the status) and a human message.

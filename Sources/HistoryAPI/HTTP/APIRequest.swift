@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 import HistoryStore
 
 /// One routed request as a handler sees it: the HTTP request, the decoded

@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 
 /// What the gates noted about a request on its way in that its answer
 /// carries on the way out (`RequestGate.decorate`): a few optional fields,

@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 
 /// A request on its way through the gates to its route: what each gate
 /// reads and what it learns for the next (the forwarded client's context,

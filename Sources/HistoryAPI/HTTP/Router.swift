@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 
 /// Maps (method, path pattern) to a handler, and answers what no route takes.
 ///

@@ -1,4 +1,5 @@
 import HistoryStore
+import StrictJSON
 
 /// A request body parsed as the contract wants it: one JSON object whose
 /// fields are read by name with their contract type.

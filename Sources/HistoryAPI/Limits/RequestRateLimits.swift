@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 
 /// The read and write rates of docs/API.md, applied to each `/v1` request
 /// before it is routed, keyed by `ClientKey`.

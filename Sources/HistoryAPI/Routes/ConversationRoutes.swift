@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 import HistoryStore
 
 /// `POST /v1/conversations` and `GET /v1/conversations/{cid}`.

@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 import HistoryStore
 
 /// `GET /v1/conversations/{cid}/events?since=V&wait=S&limit=L&min_id=A&max_id=B`:

@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 import HistoryStore
 
 /// A user's inbox: `GET /v1/users/{uid}/conversations` (the conversations

@@ -1,5 +1,6 @@
 import Dispatch
 import HTTPCore
+import HistoryAccess
 import HistoryStore
 import Synchronization
 

@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 import HistoryStore
 
 /// The messages of a conversation: append, page, one message, edit, delete.

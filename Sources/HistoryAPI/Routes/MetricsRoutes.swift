@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 import HistoryStore
 
 /// `GET /metrics`: the Prometheus text exposition; an admin's in tokens mode.

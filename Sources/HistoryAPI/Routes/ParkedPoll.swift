@@ -1,3 +1,4 @@
+import HistoryAccess
 import HistoryStore
 
 /// A request parked until something it reads changes: a `LongPoll` over a

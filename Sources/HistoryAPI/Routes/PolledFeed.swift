@@ -1,3 +1,4 @@
+import HistoryAccess
 import HistoryStore
 
 /// What a `LongPoll` or an `EventStream` reads and waits on: a

@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 import HistoryStore
 
 /// `PUT /v1/conversations/{cid}/members/{uid}/read` body

@@ -1,3 +1,4 @@
+import HistoryAccess
 import HistoryStore
 
 extension RouteEnvironment {

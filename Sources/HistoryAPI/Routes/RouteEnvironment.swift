@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 import HistoryStore
 
 /// What every route group needs: the store, the log, the metrics, and the

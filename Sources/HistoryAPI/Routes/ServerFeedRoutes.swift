@@ -1,4 +1,5 @@
 import HTTPCore
+import HistoryAccess
 import HistoryStore
 
 /// `GET /v1/events?since=A&wait=S&limit=L`: the backend feed, every change

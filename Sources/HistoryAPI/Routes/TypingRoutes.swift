@@ -1,5 +1,7 @@
 import HTTPCore
+import HistoryAccess
 import HistoryStore
+import StrictJSON
 
 /// `PUT /v1/conversations/{cid}/typing` body `{"typing": true|false}` →
 /// 204: the caller is typing (for 6 s unless renewed) or stopped

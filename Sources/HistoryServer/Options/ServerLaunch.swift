@@ -1,5 +1,5 @@
 import ArgumentParser
-import HistoryAPI
+import HistoryWiring
 
 /// What the command line asks `history-server` to do.
 ///

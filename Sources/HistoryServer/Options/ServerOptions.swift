@@ -1,8 +1,10 @@
 import ArgumentParser
 import HTTPCore
 import HistoryAPI
+import HistoryAccess
 import HistoryStore
 import HistorySQLite
+import HistoryWiring
 
 /// The flags of `history-server`, each also read from an environment variable:
 /// a deployment sets the environment, a person at a terminal overrides it.

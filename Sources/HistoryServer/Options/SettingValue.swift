@@ -3,6 +3,7 @@ import HTTPCore
 import HistoryAPI
 import HistoryStore
 import HistorySQLite
+import HistoryWiring
 
 /// How each kind of setting is read from text: one function per kind, used
 /// for a flag (as its `transform:`) and for its environment variable alike,

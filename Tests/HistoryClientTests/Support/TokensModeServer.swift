@@ -5,6 +5,7 @@ import HistoryClient
 import HistoryStore
 import HistorySQLite
 import HistoryTestSupport
+import HistoryWiring
 
 /// A history server in tokens mode on 127.0.0.1 (an HS256 secret file in a
 /// temporary folder), and the means to mint its tokens the way an app's

@@ -1,4 +1,5 @@
 import HistoryStore
+import StrictJSON
 
 /// The claims of a token whose signature has verified, type-checked.
 ///

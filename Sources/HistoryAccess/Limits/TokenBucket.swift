@@ -3,7 +3,7 @@
 ///
 /// Time is passed in (nanoseconds of a monotonic clock), so the arithmetic
 /// is tested with chosen instants rather than by waiting.
-struct TokenBucket: Sendable {
+public struct TokenBucket: Sendable {
     /// Tokens left, fractional between refills.
     private(set) var tokens: Double
     /// When `tokens` was last brought up to date.
@@ -17,17 +17,17 @@ struct TokenBucket: Sendable {
 
     /// What one request learned from the bucket; the `RateLimit-*` headers
     /// and `Retry-After` are made from it.
-    struct Decision: Sendable, Hashable {
-        var allowed: Bool
+    public struct Decision: Sendable, Hashable {
+        public var allowed: Bool
         /// The bucket's size: what a client may spend at once.
-        var limit: Int
+        public var limit: Int
         /// Whole requests left after this one.
-        var remaining: Int
+        public var remaining: Int
         /// Seconds until the bucket is full again (rounded up).
-        var resetSeconds: Int
+        public var resetSeconds: Int
         /// Seconds until one request is allowed again (rounded up, at least
         /// 1); 0 when this one was allowed.
-        var retryAfterSeconds: Int
+        public var retryAfterSeconds: Int
     }
 
     /// Refills for the time passed, then takes one token if there is one.

@@ -13,20 +13,20 @@ import Synchronization
 ///   reads the whole table, comes at most once per `capacity / 2` new clients). Such a client gets a
 ///   full bucket on its next request: the price of the bound, paid only
 ///   under a flood of distinct clients, and only by the idlest of them.
-final class RateLimiter: Sendable {
+public final class RateLimiter: Sendable {
     let limit: RateLimit
     let capacity: Int
     private let buckets: Mutex<[ClientKey: TokenBucket]>
 
     /// - Parameter capacity: the most clients remembered at once.
-    init(limit: RateLimit, capacity: Int = 100_000) {
+    public init(limit: RateLimit, capacity: Int = 100_000) {
         self.limit = limit
         self.capacity = max(capacity, 2)
         buckets = Mutex([:])
     }
 
     /// Takes one request of `key` at `now` (monotonic nanoseconds).
-    func take(_ key: ClientKey, now: UInt64) -> TokenBucket.Decision {
+    public func take(_ key: ClientKey, now: UInt64) -> TokenBucket.Decision {
         buckets.withLock { buckets in
             if buckets[key] == nil && buckets.count >= capacity { evict(&buckets, now: now) }
             var bucket = buckets[key] ?? TokenBucket(limit: limit, now: now)
@@ -37,7 +37,7 @@ final class RateLimiter: Sendable {
     }
 
     /// Returns the token `take` took, for a request that did not owe it.
-    func giveBack(_ key: ClientKey, now: UInt64) {
+    public func giveBack(_ key: ClientKey, now: UInt64) {
         buckets.withLock { buckets in buckets[key]?.giveBack(limit, now: now) }
     }
 

@@ -1,5 +1,7 @@
 import Dispatch
 import HTTPCore
+import HistoryAPI
+import HistoryAccess
 import HistoryPostgres
 import HistoryStore
 import HistorySQLite

@@ -1,4 +1,6 @@
 import HTTPCore
+import HistoryAPI
+import HistoryAccess
 import HistoryStore
 import HistorySQLite
 

@@ -1,3 +1,5 @@
+import HistoryAccess
+
 extension ServerConfiguration {
     /// The limits these settings ask for. A rate not configured is off in
     /// open mode (a loopback tool or a trusted network, where the peer

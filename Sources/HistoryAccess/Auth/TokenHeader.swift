@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// The JOSE header of a token: which algorithm and which key signed it.
 ///
 /// Both are only claims by whoever made the token; the verifier uses `kid`
