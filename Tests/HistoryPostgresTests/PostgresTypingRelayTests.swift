@@ -65,10 +65,11 @@ extension PostgresTests {
                 let robot = UserID("robot")!
                 calls.append(Call(user: robot, room: rooms[0], access: .admin, expected: "accepted"))
 
+                let made = calls
                 let answers = Mutex<[Int: [String]]>([:])
                 let group = DispatchGroup()
                 DispatchQueue.concurrentPerform(iterations: calls.count) { index in
-                    let call = calls[index]
+                    let call = made[index]
                     group.enter()
                     a.tellTyping(true, as: call.user, in: call.room, access: call.access) { result in
                         answers.withLock { $0[index, default: []].append(describe(result)) }
