@@ -163,6 +163,15 @@ public protocol HistoryStore: Sendable {
     func tellTyping(_ typing: Bool, as user: UserID, in conversation: ConversationID,
                     access: AccessCheck) throws(StoreError) -> Bool
 
+    /// The same, answered through `completion` (on the store's own queue
+    /// when `tellsTypingLater`, else before it returns).
+    func tellTyping(_ typing: Bool, as user: UserID, in conversation: ConversationID, access: AccessCheck,
+                    completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void)
+
+    /// True when `tellTyping(…completion:)` never blocks its caller (it
+    /// queues the call): the HTTP route may then run on an event loop.
+    var tellsTypingLater: Bool { get }
+
     /// Everyone typing in `conversation` now, in user order.
     func typers(in conversation: ConversationID) -> [UserID]
 
@@ -216,6 +225,13 @@ extension HistoryStore {
         _ = try self.conversation(conversation, access: access)
         return false
     }
+
+    public func tellTyping(_ typing: Bool, as user: UserID, in conversation: ConversationID, access: AccessCheck,
+                           completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void) {
+        completion(Result { () throws(StoreError) in try tellTyping(typing, as: user, in: conversation, access: access) })
+    }
+
+    public var tellsTypingLater: Bool { false }
 
     public func typers(in conversation: ConversationID) -> [UserID] { [] }
 

@@ -17,11 +17,18 @@ import StrictJSON
 /// caller's last accepted call; a `true` beyond the conversation's cap of
 /// typers): a client learns nothing from sending more often. A write for
 /// the rate limits.
+///
+/// Where it runs: on PostgreSQL the store gathers typing calls and decides
+/// their access together, one statement for many calls on a session of
+/// their own (`tellsTypingLater`), so the route only queues the call and
+/// runs on the event loop; it takes neither a read-pool thread nor a
+/// reader from the pages. Elsewhere it reads on the read pool, as a page.
 struct TypingRoutes {
     let environment: RouteEnvironment
 
     func register(in router: inout Router) {
-        router.add(.put, "/v1/conversations/{cid}/typing") { request throws(APIError) in try tell(request) }
+        let cost: Router.Cost = environment.store.tellsTypingLater ? .neverWaits : .mayWait
+        router.add(.put, "/v1/conversations/{cid}/typing", cost: cost) { request throws(APIError) in try tell(request) }
     }
 
     private func tell(_ request: APIRequest) throws(APIError) -> Answer {
@@ -31,10 +38,17 @@ struct TypingRoutes {
         guard let user = try environment.caller(request).subject.flatMap({ UserID($0) }) else {
             throw APIError(.forbidden, "typing is shown under a user id: send a user token (or an admin token whose sub is a user id)")
         }
-        _ = try environment.read(request) { () throws(StoreError) in
-            try environment.store.tellTyping(typing, as: user, in: conversation, access: access)
+        guard environment.store.tellsTypingLater else {
+            _ = try environment.read(request) { () throws(StoreError) in
+                try environment.store.tellTyping(typing, as: user, in: conversation, access: access)
+            }
+            return request.answer(HTTPResponse(status: .noContent))
         }
-        return request.answer(HTTPResponse(status: .noContent))
+        return request.later { promise in
+            environment.store.tellTyping(typing, as: user, in: conversation, access: access) { result in
+                promise.complete(result) { _ in promise.resolve(HTTPResponse(status: .noContent)) }
+            }
+        }
     }
 
     /// `typing`: a required boolean (`bad_request` otherwise; a body that

@@ -75,6 +75,9 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "revalidate: re-read the pages held without If-None-Match (never a 304).")
     var noEtag = false
 
+    @Option(help: "typing: the pid of the PostgreSQL postmaster the server uses, on this machine: its CPU per page (with every backend's) on each side.")
+    var databasePid: Int32?
+
     @OptionGroup(title: "Tokens mode")
     var tokens: TokenModeOptions
 
@@ -110,7 +113,7 @@ struct RunCommand: ParsableCommand {
         plan.settings.acceptsGzip = !noGzip
         plan.settings.sendsETags = !noEtag
         if scenario == .typing {
-            let comparison = try TypingComparison.execute(plan)
+            let comparison = try TypingComparison.execute(plan, databasePID: databasePid)
             print(comparison.text)
             if let json { try comparison.withTypers.writeJSON(to: json) }
             if !comparison.passed { throw ExitCode(1) }

@@ -197,6 +197,18 @@ final class PostgresBackend: StoreEngine {
         if !changes.isEmpty { waiters.publish(changes) }
     }
 
+    // MARK: - Typing
+
+    /// Gathered with the other calls of a tick and decided by one
+    /// statement on the typing relay's session, not a reader's: typing
+    /// takes neither a reader nor a read-pool thread from the pages.
+    func decideTypingAccess(_ access: AccessCheck, to conversation: ConversationID,
+                            _ decided: @escaping @Sendable (StoreError?) -> Void) {
+        typingRelay.decide(access, to: conversation, decided)
+    }
+
+    var decidesTypingAccessLater: Bool { true }
+
     // MARK: - Health
 
     /// `SELECT 1` on a pooled session (a broken one is replaced first):

@@ -22,6 +22,18 @@ package protocol StoreEngine: Sendable {
     /// several instances) by those the others relay.
     var typing: TypingBoard { get }
 
+    /// Decides `access` to `conversation` for a typing call, as a read of
+    /// the conversation would (a stranger: `.conversationNotFound`), and
+    /// calls `decided` with the refusal or nil. The default reads in a
+    /// snapshot on the caller's thread; an engine whose reads are round
+    /// trips gathers the calls and decides many in one statement.
+    func decideTypingAccess(_ access: AccessCheck, to conversation: ConversationID,
+                            _ decided: @escaping @Sendable (StoreError?) -> Void)
+
+    /// True when `decideTypingAccess` only queues the call and answers on
+    /// a queue of its own: its caller's thread never waits.
+    var decidesTypingAccessLater: Bool { get }
+
     /// Proves the database answers now, cheaply and within bounded time.
     func ping() throws(StoreError)
 
@@ -32,4 +44,18 @@ package protocol StoreEngine: Sendable {
     /// Closes every connection (and with several instances, stops
     /// listening). Called once, last.
     func close()
+}
+
+extension StoreEngine {
+    package func decideTypingAccess(_ access: AccessCheck, to conversation: ConversationID,
+                                    _ decided: @escaping @Sendable (StoreError?) -> Void) {
+        do throws(StoreError) {
+            _ = try read { reads throws(StoreError) in try reads.conversation(conversation, access: access) }
+            decided(nil)
+        } catch {
+            decided(error)
+        }
+    }
+
+    package var decidesTypingAccessLater: Bool { false }
 }

@@ -9,6 +9,22 @@ extension StoreFront {
         return backend.typing.tell(typing, user: user, in: conversation) == .accepted
     }
 
+    /// The same decision, answered through `completion`: PostgreSQL gathers
+    /// the calls of a few milliseconds and decides them in one statement
+    /// off the readers' pool (`tellsTypingLater`), the others decide now.
+    /// The board is told only once access was decided, so a stranger's
+    /// call changes nothing.
+    public func tellTyping(_ typing: Bool, as user: UserID, in conversation: ConversationID, access: AccessCheck,
+                           completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void) {
+        let board = backend.typing
+        backend.decideTypingAccess(access, to: conversation) { refusal in
+            if let refusal { return completion(.failure(refusal)) }
+            completion(.success(board.tell(typing, user: user, in: conversation) == .accepted))
+        }
+    }
+
+    public var tellsTypingLater: Bool { backend.decidesTypingAccessLater }
+
     public func typers(in conversation: ConversationID) -> [UserID] {
         backend.typing.typers(in: conversation)
     }
