@@ -232,6 +232,15 @@ struct ByteCursor {
         store(UInt8(ascii: "\""))
     }
 
+    /// The same through `dates`, which remembers the last date written.
+    mutating func writeQuotedTimestamp(_ timestamp: Timestamp, dates: inout RFC3339Dates) {
+        reserve(Timestamp.rfc3339Length + 2)
+        store(UInt8(ascii: "\""))
+        dates.write(timestamp, to: position)
+        position += Timestamp.rfc3339Length
+        store(UInt8(ascii: "\""))
+    }
+
     /// A JSON string literal of the UTF-8 bytes (at most `stringBound`),
     /// escaped exactly as `appendJSONString` escapes (quote,
     /// backslash, control characters), copying each run of plain bytes at

@@ -55,6 +55,7 @@ public enum JSONWriter {
                 var buffer = JSONBuffer(capacity: capacity)
                 buffer.write(atMost: 16) { $0.write(#"{"messages":["#) }
                 var elements = BudgetedElements(arrayStart: buffer.byteCount, limit: budget - pageTailBound)
+                var dates = RFC3339Dates()
                 let records = rows.records
                 func bound(_ record: MessageRows.Record) -> Int {
                     messageFixedBound + id.count
@@ -64,13 +65,13 @@ public enum JSONWriter {
                 case .keepNewest:
                     for record in records {
                         elements.appendDroppingFront(to: &buffer, atMost: bound(record)) { cursor in
-                            writeRecord(record, text: text, conversationID: id, to: &cursor)
+                            writeRecord(record, text: text, conversationID: id, dates: &dates, to: &cursor)
                         }
                     }
                 case .keepOldest:
                     for record in records {
                         let kept = elements.appendUnlessFull(to: &buffer, atMost: bound(record)) { cursor in
-                            writeRecord(record, text: text, conversationID: id, to: &cursor)
+                            writeRecord(record, text: text, conversationID: id, dates: &dates, to: &cursor)
                         }
                         if !kept { break }
                     }
@@ -83,18 +84,18 @@ public enum JSONWriter {
                     let olderShare = elements.arrayStart + (budget - pageTailBound - elements.arrayStart) / 2
                     for record in records[..<pivot] {
                         elements.appendDroppingFront(to: &buffer, atMost: bound(record), within: olderShare) { cursor in
-                            writeRecord(record, text: text, conversationID: id, to: &cursor)
+                            writeRecord(record, text: text, conversationID: id, dates: &dates, to: &cursor)
                         }
                     }
                     for (index, record) in records.enumerated().dropFirst(pivot) {
                         if index == pivot && found {
                             elements.appendDroppingFront(to: &buffer, atMost: bound(record)) { cursor in
-                                writeRecord(record, text: text, conversationID: id, to: &cursor)
+                                writeRecord(record, text: text, conversationID: id, dates: &dates, to: &cursor)
                             }
                             continue
                         }
                         let kept = elements.appendUnlessFull(to: &buffer, atMost: bound(record)) { cursor in
-                            writeRecord(record, text: text, conversationID: id, to: &cursor)
+                            writeRecord(record, text: text, conversationID: id, dates: &dates, to: &cursor)
                         }
                         if !kept { break }
                     }
@@ -247,8 +248,9 @@ public enum JSONWriter {
         cursor.writeString(message.sender)
         cursor.write(#","body":"#)
         cursor.writeString(message.body)
+        var dates = RFC3339Dates()
         writeTail(createdAt: message.createdAt, editedAt: message.editedAt, deleted: message.deleted,
-                  replyTo: message.replyTo, to: &cursor)
+                  replyTo: message.replyTo, dates: &dates, to: &cursor)
         if let clientID = message.clientID { cursor.writeString(clientID) } else { cursor.write("null") }
         cursor.write(#","version":"#)
         cursor.writeInteger(message.version)
@@ -257,7 +259,8 @@ public enum JSONWriter {
 
     /// The same shape as `writeMessage`, from a stored row and its text.
     static func writeRecord(_ record: MessageRows.Record, text: UnsafeBufferPointer<UInt8>,
-                            conversationID: UnsafeBufferPointer<UInt8>, to cursor: inout ByteCursor) {
+                            conversationID: UnsafeBufferPointer<UInt8>, dates: inout RFC3339Dates,
+                            to cursor: inout ByteCursor) {
         cursor.write(#"{"id":"#)
         cursor.writeInteger(record.id)
         cursor.write(#","conversation_id":"#)
@@ -267,7 +270,7 @@ public enum JSONWriter {
         cursor.write(#","body":"#)
         cursor.writeString(UnsafeBufferPointer(rebasing: text[record.body]))
         writeTail(createdAt: record.createdAt, editedAt: record.editedAt, deleted: record.deleted,
-                  replyTo: record.replyTo, to: &cursor)
+                  replyTo: record.replyTo, dates: &dates, to: &cursor)
         if let clientID = record.clientID {
             cursor.writeString(UnsafeBufferPointer(rebasing: text[clientID]))
         } else {
@@ -292,11 +295,11 @@ public enum JSONWriter {
     /// From `created_at` up to the value of `client_id`, shared by both message writers.
     @inline(__always)
     private static func writeTail(createdAt: Timestamp, editedAt: Timestamp?, deleted: Bool, replyTo: Int64?,
-                                  to cursor: inout ByteCursor) {
+                                  dates: inout RFC3339Dates, to cursor: inout ByteCursor) {
         cursor.write(#","created_at":"#)
-        cursor.writeQuotedTimestamp(createdAt)
+        cursor.writeQuotedTimestamp(createdAt, dates: &dates)
         cursor.write(#","edited_at":"#)
-        if let editedAt { cursor.writeQuotedTimestamp(editedAt) } else { cursor.write("null") }
+        if let editedAt { cursor.writeQuotedTimestamp(editedAt, dates: &dates) } else { cursor.write("null") }
         cursor.write(#","deleted":"#)
         cursor.writeBool(deleted)
         cursor.write(#","reply_to":"#)
