@@ -73,7 +73,7 @@ rng = random.Random(27)
 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
 total = 0
 for _ in range(count):
-    conn.putrequest("GET", f"/v1/conversations/{cid}/messages?limit=50&before={rng.randint(1000, newest)}",
+    conn.putrequest("GET", f"/v1/conversations/{cid}/messages?limit=50&before={rng.randint(min(1000, newest), newest)}",
                     skip_accept_encoding=True)
     if token: conn.putheader("Authorization", "Bearer " + token)
     if gzip: conn.putheader("Accept-Encoding", "gzip")
@@ -102,9 +102,9 @@ measure() { # build mode
         sleep 0.5
     done
     python3 "$WORK/drive.py" "$port" "$WARM" "$token" "$LARGEST" "$NEWEST" "${GZIP:-0}" >/dev/null
-    callgrind_control -z "$pid" >/dev/null
+    callgrind_control -z "$pid" >/dev/null 2>&1
     python3 "$WORK/drive.py" "$port" "$PAGES" "$token" "$LARGEST" "$NEWEST" "${GZIP:-0}" >"$OUT/$name.txt"
-    callgrind_control -d "$pid" >/dev/null
+    callgrind_control -d "$pid" >/dev/null 2>&1
     kill -9 "$pid"; wait "$pid" 2>/dev/null || true
     rm -f "$WORK/$name.sqlite"*
     local dump total
