@@ -183,19 +183,20 @@ public struct Router: Sendable {
         let raw = path[path.utf8.index(after: path.startIndex)...].pieces(separatedBy: UInt8(ascii: "/"), omittingEmpty: false)
         guard !raw.contains(where: \.isEmpty) else { return nil }
         let segments = raw.map { QueryParameters.percentDecoded($0, plusIsSpace: false) }
+        // The literals first, the parameters gathered only for the route
+        // that matched: gathering them for every candidate allocated an
+        // array per route tried (callgrind, docs/performance.md).
         for (index, route) in routes.enumerated() where route.pattern.count == segments.count {
-            var parameters: [String?] = []
-            var matches = true
-            for (segment, pattern) in zip(segments, route.pattern) {
-                switch pattern {
-                case .literal(let literal):
-                    matches = segment == literal
-                case .parameter:
-                    parameters.append(segment)
-                }
-                if !matches { break }
+            let matches = zip(segments, route.pattern).allSatisfy { segment, pattern in
+                if case .literal(let literal) = pattern { return segment == literal }
+                return true
             }
-            if matches { return (index, parameters) }
+            guard matches else { continue }
+            var parameters: [String?] = []
+            for (segment, pattern) in zip(segments, route.pattern) {
+                if case .parameter = pattern { parameters.append(segment) }
+            }
+            return (index, parameters)
         }
         return nil
     }

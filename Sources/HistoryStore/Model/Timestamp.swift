@@ -51,23 +51,36 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// cannot be written in four digits and are clamped.
     public func writeRFC3339(to text: UnsafeMutablePointer<UInt8>) {
         let (days, msOfDay) = millisecondsSinceEpoch.floorDivided(by: 86_400_000)
+        Self.writeDate(daysSinceEpoch: days, to: text)
+        Self.writeTime(millisecondOfDay: msOfDay, to: text)
+    }
+
+    /// `YYYY-MM-DD`, the first 10 bytes of the RFC 3339 form.
+    private static func writeDate(daysSinceEpoch days: Int64, to text: UnsafeMutablePointer<UInt8>) {
         let (civilYear, month, day) = Self.civilDate(daysSinceEpoch: days)
         let year = min(max(civilYear, 0), 9999)
+        put(year / 100, at: 0, in: text)
+        put(year % 100, at: 2, in: text)
+        text[4] = UInt8(ascii: "-")
+        put(month, at: 5, in: text)
+        text[7] = UInt8(ascii: "-")
+        put(day, at: 8, in: text)
+    }
+
+    /// Two decimal digits of `value` (0...99) at `index`.
+    @inline(__always)
+    private static func put(_ value: Int64, at index: Int, in text: UnsafeMutablePointer<UInt8>) {
+        text[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value / 10)
+        text[index + 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
+    }
+
+    /// `THH:MM:SS.mmmZ`, bytes 10 to 23 of the RFC 3339 form.
+    fileprivate static func writeTime(millisecondOfDay msOfDay: Int64, to text: UnsafeMutablePointer<UInt8>) {
         let hour = msOfDay / 3_600_000
         let minute = msOfDay / 60_000 % 60
         let second = msOfDay / 1000 % 60
         let millisecond = msOfDay % 1000
-        /// Two decimal digits of `value` (0...99) at `index`.
-        func put(_ value: Int64, at index: Int) {
-            text[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value / 10)
-            text[index + 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
-        }
-        put(year / 100, at: 0)
-        put(year % 100, at: 2)
-        text[4] = UInt8(ascii: "-")
-        put(month, at: 5)
-        text[7] = UInt8(ascii: "-")
-        put(day, at: 8)
+        func put(_ value: Int64, at index: Int) { Self.put(value, at: index, in: text) }
         text[10] = UInt8(ascii: "T")
         put(hour, at: 11)
         text[13] = UInt8(ascii: ":")
@@ -135,6 +148,41 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
+    }
+}
+
+/// Writes many timestamps in RFC 3339 form, remembering the date of the
+/// last one: the messages of a page nearly always share their day, and the
+/// calendar arithmetic and the date's digits were half of the cost of a
+/// timestamp (3% of a deep page's instructions, callgrind,
+/// docs/performance.md). The bytes are exactly `writeRFC3339`'s.
+///
+/// ```swift
+/// var dates = RFC3339Dates()
+/// for time in times { dates.write(time, to: position) }
+/// ```
+public struct RFC3339Dates {
+    private var day: Int64 = .min
+    /// The date's 10 bytes as the first 8 and the last 2.
+    private var head: UInt64 = 0
+    private var tail: UInt16 = 0
+
+    public init() {}
+
+    /// Writes exactly `Timestamp.rfc3339Length` bytes at `text`.
+    public mutating func write(_ timestamp: Timestamp, to text: UnsafeMutablePointer<UInt8>) {
+        let (days, msOfDay) = timestamp.millisecondsSinceEpoch.floorDivided(by: 86_400_000)
+        let raw = UnsafeMutableRawPointer(text)
+        if days == day {
+            raw.storeBytes(of: head, as: UInt64.self)
+            raw.storeBytes(of: tail, toByteOffset: 8, as: UInt16.self)
+            Timestamp.writeTime(millisecondOfDay: msOfDay, to: text)
+        } else {
+            timestamp.writeRFC3339(to: text)
+            head = raw.loadUnaligned(as: UInt64.self)
+            tail = raw.loadUnaligned(fromByteOffset: 8, as: UInt16.self)
+            day = days
+        }
     }
 }
 

@@ -21,6 +21,18 @@ package struct FNV1a64 {
         value = hash
     }
 
+    /// The same over raw bytes, not generic: the generic `combine` is not
+    /// specialized across modules, and an `ETag` (seven combines per page)
+    /// cost about 900 instructions per call through it (callgrind).
+    package mutating func combine(raw bytes: UnsafeRawBufferPointer) {
+        var hash = value
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        value = hash
+    }
+
     package static func hash<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt64 {
         var hasher = FNV1a64()
         hasher.combine(bytes)
