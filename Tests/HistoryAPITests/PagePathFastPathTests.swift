@@ -2,6 +2,7 @@ import Testing
 import HTTPCore
 @testable import HistoryStore
 @testable import HistoryAPI
+@testable import HistoryAccess
 
 /// The page path's fast paths (docs/performance.md, "Instructions per deep
 /// page") against the plain code they replace: each must give the same
