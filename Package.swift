@@ -224,6 +224,18 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The access layer alone: tokens, keys, the verified-token cache, rate limiters.
+        .testTarget(
+            name: "HistoryAccessTests",
+            dependencies: ["HistoryAccess", "HistoryStore", "HistoryTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictSettings
+        ),
+        // The strict JSON reader alone.
+        .testTarget(
+            name: "StrictJSONTests",
+            dependencies: ["StrictJSON"],
+            swiftSettings: strictSettings
+        ),
         // HistoryServer is here for its binary, which ServerProcess runs.
         .testTarget(
             name: "HistoryServerTests",

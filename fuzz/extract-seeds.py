@@ -75,7 +75,7 @@ for request in requests:
 bodies += [s for s in literals(*http_tests) if re.match(rb"^[0-9a-fA-F]+(;[^\r\n]*)?\r\n", s)]
 write("chunked-body-decoder", bodies)
 
-json_tests = ("Tests/HistoryAPITests/JSON*.swift", "Tests/HistoryAPITests/*APITests.swift",
+json_tests = ("Tests/StrictJSONTests/*.swift", "Tests/HistoryAPITests/JSON*.swift", "Tests/HistoryAPITests/*APITests.swift",
               "Tests/HistoryClientTests/*.swift")
 write("json-reader", [s for s in literals(*json_tests) if re.match(rb"^\s*[\[{\"0-9tfn-]", s)])
 
@@ -92,7 +92,7 @@ write("query-parameters", queries)
 # Token seeds: a JSON header and JSON claims on two lines (the target signs
 # them), the headers and claims the token tests use, with the fuzz target's
 # key ids ("hs", "es"), audience, issuer and a clock of 1,750,000,000.
-token_tests = ("Tests/HistoryAPITests/Token*.swift",)
+token_tests = ("Tests/HistoryAccessTests/Token*.swift",)
 headers = {s.replace(b'"k1"', b'"hs"').replace(b'"e1"', b'"es"')
            for s in literals(*token_tests) if s.startswith(b'{"alg"')}
 headers |= {b'{"alg":"HS256","typ":"JWT","kid":"hs"}', b'{"alg":"ES256","kid":"es"}', b'{"alg":"HS256","kid":"es"}'}

@@ -1,6 +1,5 @@
-import StrictJSON
 import Testing
-@testable import HistoryAPI
+@testable import StrictJSON
 
 @Suite("JSONReader")
 struct JSONReaderTests {

@@ -1,9 +1,8 @@
 @preconcurrency import Crypto
 import Foundation
-import HistoryAccess
 import HistoryStore
 import Testing
-@testable import HistoryAPI
+@testable import HistoryAccess
 
 @Suite("TokenKeys")
 struct TokenKeysTests {

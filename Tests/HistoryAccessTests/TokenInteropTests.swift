@@ -1,8 +1,7 @@
 import Foundation
-import HistoryAccess
 import HistoryStore
 import Testing
-@testable import HistoryAPI
+@testable import HistoryAccess
 
 /// Tokens minted by an independent implementation, Python's PyJWT with
 /// `cryptography`, so the verifier is not only tested against tokens it

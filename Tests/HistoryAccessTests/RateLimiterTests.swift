@@ -1,4 +1,3 @@
-import HTTPCore
 import Testing
 @testable import HistoryAccess
 
