@@ -12,7 +12,7 @@
 #   scripts/bench_several_instances.sh [OUT_DIR]     # about 7 minutes
 #
 # Environment: CONVERSATIONS (1000), MESSAGES (2500000: load-0000 holds 1M),
-# ROUNDS (5, bench's --page-rounds), PGBIN, READERS (each server's
+# ROUNDS (5, bench's --page-rounds), GZIP (1; 0: identity pages), PGBIN, READERS (each server's
 # --read-connections; its default when unset); ALTERNATE=N: only the deep
 # pages of the three set-ups, alternated in N rounds, with CPU per page. Everything it starts is stopped and deleted on exit.
 set -euo pipefail
@@ -49,7 +49,11 @@ start_server() { # name port database
 stop_server() { # pid
     kill "$1"; wait "$1" 2>/dev/null || true
 }
-BENCH=(--no-inbox --page-rounds "$ROUNDS" --quiet)
+# GZIP=0: every page identity (no Accept-Encoding), as builds before gzip
+# were measured; by default history-load asks for gzip like a phone would.
+ENCODING=()
+[ "${GZIP:-1}" = 0 ] && ENCODING=(--no-gzip)
+BENCH=(--no-inbox --page-rounds "$ROUNDS" --quiet "${ENCODING[@]}")
 
 # CPU per page: `run --scenario deep` for 20 s, the server's CPU seconds
 # (and PostgreSQL's) over that run, divided by the requests answered.
@@ -57,7 +61,7 @@ cpu_per_page() { # name url server-pid [postgres]
     local before_server before_pg after_server after_pg
     before_server=$(cpu_seconds "$3"); before_pg=0
     [ -n "${4:-}" ] && before_pg=$(cpu_seconds "$(postmaster)" postgres)
-    "$BIN/history-load" run --url "$2" --scenario deep --clients 32 --duration 20s --quiet --json "$OUT/cpu-$1.json" >"$OUT/cpu-$1.txt"
+    "$BIN/history-load" run --url "$2" --scenario deep --clients 32 --duration 20s --quiet "${ENCODING[@]}" --json "$OUT/cpu-$1.json" >"$OUT/cpu-$1.txt"
     after_server=$(cpu_seconds "$3"); after_pg=0
     [ -n "${4:-}" ] && after_pg=$(cpu_seconds "$(postmaster)" postgres)
     python3 - "$1" "$OUT/cpu-$1.json" "$before_server" "$after_server" "$before_pg" "$after_pg" <<'PY' | tee -a "$OUT/cpu-per-page.txt"
@@ -85,10 +89,10 @@ if [ -n "${ALTERNATE:-}" ]; then
         cpu_per_page "sqlite-$round" "http://127.0.0.1:$PORT_SQLITE" "$SQLITE_PID"
         cpu_per_page "postgres-$round" "http://127.0.0.1:$PORT_A" "$A_PID" postgres
         before_a=$(cpu_seconds "$A_PID"); before_b=$(cpu_seconds "$B_PID"); before_pg=$(cpu_seconds "$(postmaster)" postgres)
-        "$BIN/history-load" run --url "http://127.0.0.1:$PORT_A" --scenario deep --clients 16 --duration 20s --quiet \
+        "$BIN/history-load" run --url "http://127.0.0.1:$PORT_A" --scenario deep --clients 16 --duration 20s --quiet "${ENCODING[@]}" \
             --json "$OUT/two-a-$round.json" >/dev/null &
         first=$!
-        "$BIN/history-load" run --url "http://127.0.0.1:$PORT_B" --scenario deep --clients 16 --duration 20s --quiet \
+        "$BIN/history-load" run --url "http://127.0.0.1:$PORT_B" --scenario deep --clients 16 --duration 20s --quiet "${ENCODING[@]}" \
             --json "$OUT/two-b-$round.json" >/dev/null
         wait "$first"
         after_a=$(cpu_seconds "$A_PID"); after_b=$(cpu_seconds "$B_PID"); after_pg=$(cpu_seconds "$(postmaster)" postgres)
@@ -126,12 +130,12 @@ start_server b "$PORT_B" "$DB"; B_PID=${PIDS[-1]}
     --clients 10000 --live-conversations 1000 --writers 8 --rate 200 --duration 8s --quiet >"$OUT/delivery-across.txt"
 
 log "deep pages: one instance alone, then both at once (16 + 16 connections)"
-"$BIN/history-load" run --url "http://127.0.0.1:$PORT_A" --scenario deep --clients 32 --duration 20s --quiet \
+"$BIN/history-load" run --url "http://127.0.0.1:$PORT_A" --scenario deep --clients 32 --duration 20s --quiet "${ENCODING[@]}" \
     --json "$OUT/deep-one.json" >"$OUT/deep-one.txt"
-"$BIN/history-load" run --url "http://127.0.0.1:$PORT_A" --scenario deep --clients 16 --duration 20s --quiet \
+"$BIN/history-load" run --url "http://127.0.0.1:$PORT_A" --scenario deep --clients 16 --duration 20s --quiet "${ENCODING[@]}" \
     --json "$OUT/deep-two-a.json" >"$OUT/deep-two-a.txt" &
 first=$!
-"$BIN/history-load" run --url "http://127.0.0.1:$PORT_B" --scenario deep --clients 16 --duration 20s --quiet \
+"$BIN/history-load" run --url "http://127.0.0.1:$PORT_B" --scenario deep --clients 16 --duration 20s --quiet "${ENCODING[@]}" \
     --json "$OUT/deep-two-b.json" >"$OUT/deep-two-b.txt"
 wait "$first"
 log "appends: one instance alone, then both at once (32 + 32 posters)"
