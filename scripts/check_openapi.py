@@ -1,24 +1,24 @@
 #!/usr/bin/env python3
-"""Checks that docs/API.md, openapi.yaml, README and the server name the same things.
+"""Checks that docs/API.md, openapi.yaml, docs/routes.md and the server name the same things.
 
 The contract (docs/API.md) is prose, so a spec can silently lose an endpoint,
 a parameter or an error code, and the contract can lose what the server
 does. This compares, both ways, and fails naming each difference:
 
 - routes: the rows of docs/API.md's endpoint table, the method+paths of
-  openapi.yaml, and README's API table (every GET also answers HEAD: the
+  openapi.yaml, and docs/routes.md's API table (every GET also answers HEAD: the
   contract must say so, and openapi.yaml must have a `head` beside each `get`);
 - query parameters and their defaults: docs/API.md's parameter table and
   the parameters of each openapi.yaml operation;
 - error codes: the cases of the server's `ErrorCode`
   (Sources/HistoryAPI/HTTP/ErrorCode.swift), openapi.yaml's ErrorCode enum,
-  docs/API.md's error table and README's error table.
+  docs/API.md's error table and docs/routes.md's error table.
 
 The server's live route table is compared with docs/API.md and openapi.yaml
 by the Swift test `ContractCoverageTests` (it asks the router itself); this
 script needs no build.
 
-Usage: python3 scripts/check_openapi.py [--spec openapi.yaml] [--api docs/API.md] [--readme README.md]
+Usage: python3 scripts/check_openapi.py [--spec openapi.yaml] [--api docs/API.md] [--readme docs/routes.md]
 Needs PyYAML; without it the check is skipped (exit 0) with a note.
 """
 import argparse
@@ -173,10 +173,10 @@ def main():
 
     spec_path = args.spec or os.path.join(REPO, "openapi.yaml")
     api_path = args.api or os.path.join(REPO, "docs", "API.md")
-    readme_path = args.readme or os.path.join(REPO, "README.md")
+    readme_path = args.readme or os.path.join(REPO, "docs", "routes.md")
     spec = yaml.safe_load(read(spec_path, "the spec"))
     api_text = read(api_path, "the contract")
-    readme_text = read(readme_path, "the README")
+    readme_text = read(readme_path, "the route overview")
     server_codes = error_codes_of_server(read(ERROR_CODE_SWIFT, "the server's error codes"))
     api, openapi, readme = (os.path.relpath(p, REPO) for p in (api_path, spec_path, readme_path))
 
