@@ -11,7 +11,7 @@ import Testing
 /// in docs/API.md and openapi.yaml, and nothing is there that the server
 /// lacks. A new route or code fails here, with a message saying which row
 /// to add where. (`scripts/check_openapi.py` compares the documents with
-/// each other, parameters and README included.)
+/// each other, parameters and docs/routes.md included.)
 @Suite("The contract covers the server")
 struct ContractCoverageTests {
     private static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
