@@ -20,14 +20,6 @@ struct ChatScreenModelTests {
     }
 
     /// `eventually` on the main actor, where the model lives.
-    @MainActor private static func until(within limit: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition()
-    }
 
     /// Sent while the server is down: the row shows pending and is retried
     /// with its client_id until the server is back, then replaced in place
@@ -45,7 +37,7 @@ struct ChatScreenModelTests {
         let model = ChatScreenModel(client: client, conversationID: "down", me: "ana")
         model.maximumSendAttempts = 1000
         model.open()
-        #expect(await Self.until(within: .seconds(30)) { model.isFollowing && Self.messageIDs(model).count == 1 })
+        #expect(await eventually { model.isFollowing && Self.messageIDs(model).count == 1 })
 
         await server.stop()
         let clientID = model.send("are you there?")
@@ -53,11 +45,11 @@ struct ChatScreenModelTests {
         #expect(model.scroll.action == .scrollToBottom)
         // Retried (with its client_id) while the server is down; how soon
         // depends on the machine, so wait for it rather than a fixed time.
-        #expect(await Self.until(within: .seconds(30)) { (model.screen.outbox.first?.attempts ?? 0) >= 2 })
+        #expect(await eventually { (model.screen.outbox.first?.attempts ?? 0) >= 2 })
         #expect(model.screen.outbox.first?.state == .sending)
 
         try await server.restart()
-        #expect(await Self.until(within: .seconds(20)) { model.screen.outbox.isEmpty })
+        #expect(await eventually { model.screen.outbox.isEmpty })
         let page = try await client.page(of: "down")
         #expect(page.messages.filter { $0.clientID == clientID }.count == 1)
         let stored = try #require(page.messages.last)
@@ -83,7 +75,7 @@ struct ChatScreenModelTests {
         let reader = ChatHistoryClient(baseURL: client.baseURL, configuration: Self.fast, transport: transport)
         let model = ChatScreenModel(client: reader, conversationID: "limited", me: "ana")
         model.open()
-        #expect(await Self.until { model.screen.window.isLoaded })
+        #expect(await eventually { model.screen.window.isLoaded })
         // Other reads from this address (open mode counts by address) keep
         // its read bucket empty while the messages arrive, so the feed's
         // next polls meet 429 however slow the machine is.
@@ -100,7 +92,7 @@ struct ChatScreenModelTests {
             _ = try await client.append(to: "limited", sender: "ben", body: "m\(index)")
         }
         await drainer.value
-        #expect(await Self.until(within: .seconds(30)) { Self.messageIDs(model).count == 3 })
+        #expect(await eventually { Self.messageIDs(model).count == 3 })
         #expect(model.isFollowing && model.lastError == nil)
         #expect(transport.count(status: 429) >= 1)
         model.close()
@@ -123,7 +115,7 @@ struct ChatScreenModelTests {
         let model = ChatScreenModel(client: client, conversationID: "backlog",
                                     configuration: MessageWindowConfiguration(pageSize: 5, capacity: 10), me: "ana")
         model.open()
-        #expect(await Self.until { model.isFollowing && Self.messageIDs(model).count == 5 })
+        #expect(await eventually { model.isFollowing && Self.messageIDs(model).count == 5 })
         model.suspend()
         var ids: [Int64] = []
         for index in 0..<60 {
@@ -131,7 +123,7 @@ struct ChatScreenModelTests {
         }
         let serial = model.scroll.serial
         model.resume()
-        #expect(await Self.until(within: .seconds(10)) { Self.messageIDs(model) == Array(ids.suffix(5)) })
+        #expect(await eventually { Self.messageIDs(model) == Array(ids.suffix(5)) })
         #expect(model.scroll.serial > serial && model.scroll.action == .scrollToBottom)
         #expect(model.rows.first == .loadingOlder)
         model.close()
@@ -153,11 +145,11 @@ struct ChatScreenModelTests {
         let ana = server.client { TokensModeServer.token(subject: "ana") }
         let model = ChatScreenModel(client: ana, conversationID: "club", me: "ana")
         model.open()
-        #expect(await Self.until(within: .seconds(30)) { model.isFollowing && Self.messageIDs(model).count == 1 })
+        #expect(await eventually { model.isFollowing && Self.messageIDs(model).count == 1 })
         _ = try await admin.removeMember("ana", from: "club")
-        #expect(await Self.until(within: .seconds(10)) { !model.isFollowing && model.lastError != nil })
+        #expect(await eventually { !model.isFollowing && model.lastError != nil })
         let clientID = model.send("still here?")
-        #expect(await Self.until {
+        #expect(await eventually {
             if case .failed = model.screen.outbox.first(where: { $0.clientID == clientID })?.state { true } else { false }
         })
         model.close()
@@ -184,13 +176,13 @@ struct ChatScreenModelTests {
         let model = ChatScreenModel(client: client, conversationID: "read", me: "ana")
         model.readMarkerDelay = .milliseconds(200)
         model.open()
-        #expect(await Self.until { Self.messageIDs(model).count == 6 })
+        #expect(await eventually { Self.messageIDs(model).count == 6 })
         for shown in [ids[0...2], ids[3...5]] {
             model.viewportDidChange(ChatViewport(
                 visibleRows: shown.enumerated().map { .init(id: .message($1), top: Double($0) * 60) },
                 distanceFromBottom: 0, height: 400))
         }
-        #expect(await Self.until { model.screen.readUpTo == ids[5] })
+        #expect(await eventually { model.screen.readUpTo == ids[5] })
         try await Task.sleep(for: .milliseconds(300))
         #expect(transport.count(of: "PUT") == 1)
         let state = try await setup.markRead("read", upTo: 0, as: "ana")

@@ -185,13 +185,13 @@ struct HistoryClientRevalidationTests {
         try await Self.seed(client, "m", count: 8)
         let model = ChatScreenModel(client: client, conversationID: "m", me: "ana")
         model.open()
-        #expect(await until { !model.isOpening && model.rows.count == 8 })
+        #expect(await eventually { !model.isOpening && model.rows.count == 8 })
         let rows = model.rows
         let scroll = model.scroll
         let path = "/v1/conversations/m/messages"
 
         model.open()
-        #expect(await until { !model.isOpening && transport.exchanges(of: path).count == 2 })
+        #expect(await eventually { !model.isOpening && transport.exchanges(of: path).count == 2 })
         let second = try #require(transport.exchanges(of: path).last)
         #expect(second.status == 304 && second.ifNoneMatch != nil)
         #expect(model.rows == rows)
@@ -199,12 +199,4 @@ struct HistoryClientRevalidationTests {
         model.close()
     }
 
-    @MainActor private static func until(within limit: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition()
-    }
 }

@@ -13,15 +13,6 @@ struct InboxArticleTests {
     static let fast = HistoryClientConfiguration(
         eventWait: .seconds(1), reconnect: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200)))
 
-    @MainActor private static func until(within limit: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition()
-    }
-
     /// `ana` in `count` conversations, `c0` the oldest activity; each has a message from ben.
     static func seed(_ client: ChatHistoryClient, count: Int) async throws {
         for index in 0..<count {
@@ -43,7 +34,7 @@ struct InboxArticleTests {
         let model = InboxViewModel(client: client, user: "ana", configuration: InboxConfiguration(pageSize: 3))
         let task = Task { await model.opened() }
         defer { task.cancel() }
-        #expect(await until { model.rows.map(\.id) == ["c4", "c3", "c2"] })
+        #expect(await eventually { model.rows.map(\.id) == ["c4", "c3", "c2"] })
         #expect(model.showsBottomSpinner)
 
         await model.bottomSpinnerAppeared()
@@ -52,7 +43,7 @@ struct InboxArticleTests {
 
         // A message in the last conversation lifts it to the top, live.
         _ = try await client.append(to: "c0", sender: "ben", body: "back on top")
-        #expect(await until { model.rows.first?.id == "c0" })
+        #expect(await eventually { model.rows.first?.id == "c0" })
         #expect(model.rows.map(\.id) == ["c0", "c4", "c3", "c2", "c1"])
         #expect(model.rows.first?.lastMessage?.body == "back on top")
         #expect(model.rows.first?.read.unreadCount == 2)
@@ -79,13 +70,13 @@ struct InboxArticleTests {
         let inbox = InboxViewModel(client: client, user: "ana")
         let task = Task { await inbox.opened() }
         defer { task.cancel() }
-        #expect(await until { inbox.rows.first?.read.unreadCount == 20 })
+        #expect(await eventually { inbox.rows.first?.read.unreadCount == 20 })
         let row = try #require(inbox.rows.first)
 
         let model = ChatScreenModel(client: client, conversationID: row.id, me: "ana")
         model.readMarkerDelay = .milliseconds(50)
         model.open(atFirstUnread: row.read.firstUnreadID)
-        #expect(await until { !model.isOpening && model.rows.contains(.unreadDivider) })
+        #expect(await eventually { !model.isOpening && model.rows.contains(.unreadDivider) })
         let divider = try #require(model.rows.firstIndex(of: .unreadDivider))
         #expect(model.rows[divider + 1].id == .message(ids[10]))
         #expect(model.scroll.action == .keep(.unreadDivider, top: 0))
@@ -94,7 +85,7 @@ struct InboxArticleTests {
         // and the inbox feed clears the badge.
         model.viewportDidChange(ChatViewport(
             visibleRows: [.init(id: .message(ids[29]), top: 100)], distanceFromBottom: 0, height: 700))
-        #expect(await until { inbox.rows.first?.read.unreadCount == 0 })
+        #expect(await eventually { inbox.rows.first?.read.unreadCount == 0 })
         model.close()
     }
 }

@@ -19,15 +19,6 @@ struct LiveServerTests {
             feedTransport: transport)
     }
 
-    @MainActor static func until(within limit: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition()
-    }
-
     @MainActor static func messageIDs(_ model: ChatScreenModel) -> [Int64] {
         model.rows.compactMap { if case .message(let message) = $0 { message.id } else { nil } }
     }
@@ -111,16 +102,16 @@ struct LiveServerTests {
         let model = ChatScreenModel(client: client, conversationID: "away",
                                     configuration: MessageWindowConfiguration(pageSize: 4, capacity: 100), me: "ana")
         model.open()
-        #expect(await Self.until { model.isFollowing && Self.messageIDs(model).count == 3 })
+        #expect(await eventually { model.isFollowing && Self.messageIDs(model).count == 3 })
         model.suspend()
         var ids: [Int64] = []
         for index in 0..<20 {
             ids.append(try await client.append(to: "away", sender: "ben", body: "new \(index)").message.id)
         }
         model.resume()
-        #expect(await Self.until { Self.messageIDs(model) == Array(ids.suffix(4)) })
+        #expect(await eventually { Self.messageIDs(model) == Array(ids.suffix(4)) })
         let last = try await client.append(to: "away", sender: "ben", body: "live").message.id
-        #expect(await Self.until { Self.messageIDs(model).last == last })
+        #expect(await eventually { Self.messageIDs(model).last == last })
         #expect(model.lastError == nil)
         model.close()
     }
@@ -168,9 +159,9 @@ struct LiveServerTests {
         let model = ChatScreenModel(client: client, conversationID: "days",
                                     configuration: MessageWindowConfiguration(pageSize: 6), me: "ana")
         model.open()
-        #expect(await Self.until { Self.messageIDs(model).count == 6 })
+        #expect(await eventually { Self.messageIDs(model).count == 6 })
         model.jump(toDate: target.createdAt)
-        #expect(await Self.until { Self.messageIDs(model).contains(target.id) })
+        #expect(await eventually { Self.messageIDs(model).contains(target.id) })
         #expect(model.scroll.action == .keep(.message(target.id), top: 0))
         #expect(model.showsJumpToLatest)
         model.close()
@@ -201,16 +192,16 @@ struct LiveServerTests {
         _ = try await ana.append(to: "t", body: "hi")
         let model = ChatScreenModel(client: ben, conversationID: "t", me: "ben")
         model.open()
-        #expect(await Self.until { model.isFollowing && Self.messageIDs(model).count == 1 })
+        #expect(await eventually { model.isFollowing && Self.messageIDs(model).count == 1 })
         model.setTyping(true)
         let beforeTrue = ContinuousClock.now
         #expect(try await ana.setTyping(true, in: "t"))
-        #expect(await Self.until { model.typingUsers == ["ana"] })
+        #expect(await eventually { model.typingUsers == ["ana"] })
         #expect(model.rows.last == .typing(["ana"]))
         #expect(try await ana.setTyping(false, in: "t"))
         // Sent once the server's 2 s quiet period after the true was over.
         #expect(ContinuousClock.now - beforeTrue >= .seconds(2))
-        #expect(await Self.until { model.typingUsers.isEmpty })
+        #expect(await eventually { model.typingUsers.isEmpty })
         #expect(model.rows.last.map { if case .message = $0 { true } else { false } } == true)
         model.close()
     }

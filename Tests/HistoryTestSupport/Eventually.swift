@@ -13,8 +13,14 @@ public func eventually(within limit: Duration = .seconds(10), _ condition: () ->
     return condition()
 }
 
-/// The same without blocking a thread of Swift's cooperative pool, for async tests.
-public func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+/// The same without blocking a thread of Swift's cooperative pool, for
+/// async tests. `condition` runs on the caller's actor, so a main-actor test
+/// can read its screen model. The limit is long on purpose: `swift test` runs
+/// hundreds of tests at once on two cores, and the tasks a test waits for can
+/// be starved for a minute there (a scripted 1-second `Retry-After` once took
+/// longer than 60 s in CI); the limit only bounds a failure.
+public func eventually(within limit: Duration = .seconds(180), isolation: isolated (any Actor)? = #isolation,
+                       _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
         if condition() { return true }

@@ -63,7 +63,9 @@ extension ChatHistoryClient {
             case .skip:
                 return false
             case .wait(let delay):
-                try await Task.sleep(for: delay)
+                // In short steps: a newer call ends this one at its next
+                // look, not after the whole wait (up to the 2 s rule).
+                try await Task.sleep(for: min(delay, .milliseconds(50)))
             case .send:
                 do {
                     let endpoint = HistoryEndpoint(
