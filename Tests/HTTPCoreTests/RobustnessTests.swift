@@ -192,7 +192,7 @@ struct RobustnessTests {
                     client.close()
                 }
             }
-            #expect(running.eventually(within: .seconds(10)) { running.server.openConnectionCount == 0 })
+            #expect(running.eventually { running.server.openConnectionCount == 0 })
             #expect(running.eventually { running.observer.counts.withLock { $0.last } == 0 })
             let after = try running.client()
             defer { after.close() }

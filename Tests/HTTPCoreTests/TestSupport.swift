@@ -87,7 +87,7 @@ struct LoopbackServer {
         try HistoryTestSupport.stalledClients(host: host, port: port, unreadTarget: "/big?n=20000000")
     }
 
-    func eventually(within limit: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
+    func eventually(within limit: Duration = .seconds(60), _ condition: () -> Bool) -> Bool {
         HistoryTestSupport.eventually(within: limit, condition)
     }
 }

@@ -81,7 +81,7 @@ struct EventAPITests {
             try poster.createConversation("live")
             try poller.send(HTTPRequest(method: .get, target: "/v1/conversations/live/events?since=0&wait=20"))
             // Parked before the post: the store counts it (bounded wait for the park).
-            let parked = eventually(within: .seconds(10)) { server.application.store.parkedWaitCount == 1 }
+            let parked = eventually { server.application.store.parkedWaitCount == 1 }
             #expect(parked)
             let id = try poster.appendMessage("live", body: "wake up")
             let answer = try poller.receive()
@@ -102,10 +102,10 @@ struct EventAPITests {
             try poster.createConversation("w")
             let first = try poster.appendMessage("w")
             try poller.send(HTTPRequest(method: .get, target: "/v1/conversations/w/events?since=1&wait=20&max_id=\(first)"))
-            #expect(eventually(within: .seconds(10)) { server.application.store.parkedWaitCount == 1 })
+            #expect(eventually { server.application.store.parkedWaitCount == 1 })
             // A new message is outside max_id: the poll parks again.
             try poster.appendMessage("w")
-            #expect(eventually(within: .seconds(10)) { server.application.store.parkedWaitCount == 1 })
+            #expect(eventually { server.application.store.parkedWaitCount == 1 })
             _ = try poster.patch("/v1/conversations/w/messages/\(first)", #"{"body":"in range"}"#)
             let answer = try poller.receive()
             let batch = try answer.decode(HistoryEventBatch.self)
@@ -133,9 +133,9 @@ struct EventAPITests {
             let client = try server.connect()
             try client.createConversation("gone")
             try client.send(HTTPRequest(method: .get, target: "/v1/conversations/gone/events?wait=30"))
-            #expect(eventually(within: .seconds(10)) { server.application.store.parkedWaitCount == 1 })
+            #expect(eventually { server.application.store.parkedWaitCount == 1 })
             client.close()
-            #expect(eventually(within: .seconds(10)) { server.application.store.parkedWaitCount == 0 })
+            #expect(eventually { server.application.store.parkedWaitCount == 0 })
         }
     }
 
@@ -146,7 +146,7 @@ struct EventAPITests {
             defer { client.close() }
             try client.createConversation("drain")
             try client.send(HTTPRequest(method: .get, target: "/v1/conversations/drain/events?wait=30"))
-            #expect(eventually(within: .seconds(10)) { application.store.parkedWaitCount == 1 })
+            #expect(eventually { application.store.parkedWaitCount == 1 })
             let stopped = Atomic<Bool>(false)
             application.shutdown(gracePeriod: .seconds(5)) { stopped.store(true, ordering: .releasing) }
             let answer = try client.receive()
@@ -154,7 +154,7 @@ struct EventAPITests {
             let batch = try answer.decode(HistoryEventBatch.self)
             #expect(batch.events.isEmpty)
             #expect(batch.version == 0)
-            #expect(eventually(within: .seconds(10)) { stopped.load(ordering: .acquiring) })
+            #expect(eventually { stopped.load(ordering: .acquiring) })
         }
     }
 }

@@ -218,7 +218,7 @@ struct EventStreamTests {
                 _ = try client.appendMessage("c", body: body)
                 if server.application.parkedLongPollCount == 0 { break }
             }
-            #expect(eventually(within: .seconds(30)) { server.application.parkedLongPollCount == 0 })
+            #expect(eventually { server.application.parkedLongPollCount == 0 })
             #expect(stalled.isClosed(within: .seconds(30)))
             // Everyone else is served as before.
             #expect(try client.get(Self.conversationTarget + "?since=0&limit=1").status == 200)

@@ -195,7 +195,7 @@ import Testing
         let poller = try server.connect(timeout: .seconds(20))
         try poller.send(HTTPRequest(method: .get, target: "/v1/conversations/c/events?wait=30",
                                     headers: ["Authorization": "Bearer \(token)"]))
-        _ = eventually(within: .seconds(10)) { server.application.store.parkedWaitCount > 0 }
+        _ = eventually { server.application.store.parkedWaitCount > 0 }
         return poller
     }
 }

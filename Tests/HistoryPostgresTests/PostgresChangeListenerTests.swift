@@ -108,7 +108,7 @@ extension PostgresTests {
                 #expect(!listener.isListening)
                 #expect(heard.gaps.load(ordering: .relaxed) == 0)
                 try cluster.start()
-                #expect(await eventually(within: .seconds(20)) { listener.isListening })
+                #expect(await eventually { listener.isListening })
                 #expect(heard.gaps.load(ordering: .relaxed) == 1)
                 let sender = try PGConnection(uri: database)
                 let notice = ChangeNotice.inbox(activity: 5, conversations: [], users: ["ana"])

@@ -320,7 +320,7 @@ struct MultiInstanceProcessTests {
             #expect(ContinuousClock.now - start < .seconds(20))
 
             try cluster.start()
-            #expect(await eventually(within: .seconds(20)) {
+            #expect(await eventually {
                 (try? client.request(HTTPRequest(method: .get, target: "/healthz")).status) == 200
             })
             #expect(try Self.post(client, to: "room", sender: "ana", text: "back").status == 201)

@@ -153,7 +153,7 @@ struct ServerProcessTests {
         #expect(server.isRunning)
         for client in clients { client.close() }
         clients.removeAll()
-        #expect(eventually(within: .seconds(10)) {
+        #expect(eventually {
             guard let fresh = try? server.connect() else { return false }
             defer { fresh.close() }
             return (try? fresh.request(HTTPRequest(method: .get, target: "/v1/conversations/c/messages")).status) == 200
@@ -168,7 +168,7 @@ struct ServerProcessTests {
         let client = try server.connect()
         defer { client.close() }
         _ = try client.request(HTTPRequest(method: .get, target: "/nope?x=1"))
-        let logged = eventually(within: .seconds(5)) { server.stdoutText.contains("GET /nope?x=1 404 ") }
+        let logged = eventually { server.stdoutText.contains("GET /nope?x=1 404 ") }
         #expect(logged, "\(server.stdoutText)")
         // A request line that does not parse has no method or target: `-`
         // keeps the line's seven space-separated fields.
@@ -176,7 +176,7 @@ struct ServerProcessTests {
         defer { garbage.close() }
         try garbage.sendRaw(Array("NOT A REQUEST\r\n\r\n".utf8))
         #expect(try garbage.receive().status == 400)
-        let dashed = eventually(within: .seconds(5)) { server.stdoutText.contains("Z - - 400 ") }
+        let dashed = eventually { server.stdoutText.contains("Z - - 400 ") }
         #expect(dashed, "\(server.stdoutText)")
         for line in server.stdoutText.split(separator: "\n").dropFirst() {
             #expect(line.split(separator: " ", omittingEmptySubsequences: false).count == 7, "\(line)")
@@ -195,7 +195,7 @@ struct ServerProcessTests {
         try client.send(HTTPRequest(method: .get, target: "/v1/conversations/term/events?wait=30"))
         let probe = try server.connect()
         defer { probe.close() }
-        let parked = eventually(within: .seconds(10)) {
+        let parked = eventually {
             let metrics = (try? probe.request(HTTPRequest(method: .get, target: "/metrics")).bodyText) ?? ""
             return metrics.contains("history_parked_long_polls 1")
         }
@@ -238,7 +238,7 @@ struct ServerProcessTests {
             }
         }
         // Kill mid-stream, once a good number of posts were answered.
-        let enough = eventually(within: .seconds(30)) { acknowledged.withLock { $0.count } >= 300 }
+        let enough = eventually { acknowledged.withLock { $0.count } >= 300 }
         #expect(enough)
         server.send(signal: SIGKILL)
         #expect(server.waitForExit(timeout: .seconds(10)) != nil)

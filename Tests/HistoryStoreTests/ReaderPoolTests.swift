@@ -23,8 +23,8 @@ struct ReaderPoolTests {
                 // The connection outlives the read here only so the test
                 // can look at it after `close()`; nothing reads through it.
                 nonisolated(unsafe) var used: SQLiteConnection?
-                _ = try? pool.read { connection throws(StoreError) -> Int in
-                    used = connection
+                _ = try? pool.read { reader throws(StoreError) -> Int in
+                    used = reader.connection
                     reading.signal()
                     // Hold the read until `close()` has begun: from then on
                     // the pool's other connection can no longer be checked out.

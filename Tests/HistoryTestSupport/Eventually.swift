@@ -3,8 +3,8 @@ import Foundation
 /// Polls `condition` every 10 ms until it holds or `within` has passed;
 /// returns whether it held. For effects that land on another thread (a
 /// connection count falling to zero, a long-poll parking): the time limit is
-/// a bound on failure, never a measurement.
-public func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
+/// a bound on failure, never a measurement, so it is long (see below).
+public func eventually(within limit: Duration = .seconds(60), _ condition: () -> Bool) -> Bool {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
         if condition() { return true }
