@@ -10,33 +10,33 @@ import Foundation
 /// returned on every path (a `defer` in `read`).
 ///
 /// ```swift
-/// let conversation = try pool.read { connection throws(StoreError) in ... }
+/// let conversation = try pool.read { reader throws(StoreError) in ... }
 /// ```
 ///
 /// The use of `@unchecked Sendable` is safe for this type because:
 /// - `idle` and `isClosed` are only read or written while `condition` is locked;
-/// - a `SQLiteConnection` is in exactly one place at a time: in `idle`, or checked
+/// - a `SQLiteReader` is in exactly one place at a time: in `idle`, or checked
 ///   out to the one thread running `read`'s body, so no two threads ever use
-///   the same (NOMUTEX) connection at once;
+///   the same (NOMUTEX) connection, or its caches, at once;
 /// - a connection checked in after `close()` is closed by that returning
 ///   thread, which is its only user;
 /// - `checkedOut` counts the connections outside `idle`, under `condition`.
 final class SQLiteReaderPool: @unchecked Sendable {
     private let condition = NSCondition()
-    private var idle: [SQLiteConnection]
+    private var idle: [SQLiteReader]
     private var isClosed = false
     private var checkedOut = 0
 
     init(connections: [SQLiteConnection]) {
         precondition(!connections.isEmpty, "a reader pool needs at least one connection")
-        self.idle = connections
+        self.idle = connections.map(SQLiteReader.init)
     }
 
-    /// Runs `body` with a connection of its own; fails `.closed` after `close()`.
-    func read<T>(_ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        let connection = try checkOut()
-        defer { checkIn(connection) }
-        return try body(connection)
+    /// Runs `body` with a reader of its own; fails `.closed` after `close()`.
+    func read<T>(_ body: (SQLiteReader) throws(StoreError) -> T) throws(StoreError) -> T {
+        let reader = try checkOut()
+        defer { checkIn(reader) }
+        return try body(reader)
     }
 
     /// Closes the idle connections now and waits for the busy ones to come
@@ -50,31 +50,31 @@ final class SQLiteReaderPool: @unchecked Sendable {
         idle.removeAll()
         condition.broadcast()
         condition.unlock()
-        for connection in closing { connection.close() }
+        for reader in closing { reader.connection.close() }
         condition.lock()
         while checkedOut > 0 { condition.wait() }
         condition.unlock()
     }
 
-    private func checkOut() throws(StoreError) -> SQLiteConnection {
+    private func checkOut() throws(StoreError) -> SQLiteReader {
         condition.lock()
         defer { condition.unlock() }
         while true {
             if isClosed { throw .closed }
             // LIFO: the most recently used connection has the warmest page cache.
-            if let connection = idle.popLast() {
+            if let reader = idle.popLast() {
                 checkedOut += 1
-                return connection
+                return reader
             }
             condition.wait()
         }
     }
 
-    private func checkIn(_ connection: SQLiteConnection) {
+    private func checkIn(_ reader: SQLiteReader) {
         condition.lock()
         if isClosed {
             condition.unlock()
-            connection.close()
+            reader.connection.close()
             condition.lock()
             checkedOut -= 1
             // `close()` may be waiting for this one.
@@ -83,7 +83,7 @@ final class SQLiteReaderPool: @unchecked Sendable {
             return
         }
         checkedOut -= 1
-        idle.append(connection)
+        idle.append(reader)
         condition.signal()
         condition.unlock()
     }

@@ -1,17 +1,22 @@
 import HistoryStore
-import Synchronization
 
-/// A cache of the internal `seq` of each public conversation id, shared by
-/// the readers: a read that knows the seq finds its conversation row by the
-/// integer key instead of the text index.
+/// The internal `seq` of each public conversation id, as one reader
+/// connection learned them: a read that knows the seq finds its
+/// conversation row by the integer key instead of the text index.
+///
+/// One per reader connection (`SQLiteReader`), used by the one thread that
+/// holds that connection, so it has no lock. It was shared by the readers
+/// behind a `Mutex` once: every page took it, and with 16 reader threads its
+/// contended path (a priority-inheritance futex) showed in `perf` beside
+/// SQLite's own work. Each reader now learns a conversation's seq once.
 ///
 /// The mapping never changes once a conversation is committed (conversations
-/// are never deleted or renamed), so readers can share it freely; only
-/// committed rows are ever put in. Bounded so a server with millions of
-/// conversations keeps a small memory footprint: when full it starts over,
-/// which costs one indexed lookup per conversation.
-final class ConversationSeqCache: Sendable {
-    private let seqs = Mutex<[String: Int64]>([:])
+/// are never deleted or renamed); only committed rows are ever put in.
+/// Bounded so a server with millions of conversations keeps a small memory
+/// footprint: when full it starts over, which costs one indexed lookup per
+/// conversation.
+final class ConversationSeqCache {
+    private var seqs: [String: Int64] = [:]
     private let capacity: Int
 
     init(capacity: Int = 100_000) {
@@ -19,13 +24,11 @@ final class ConversationSeqCache: Sendable {
     }
 
     func seq(of id: ConversationID) -> Int64? {
-        seqs.withLock { $0[id.rawValue] }
+        seqs[id.rawValue]
     }
 
     func remember(_ id: ConversationID, seq: Int64) {
-        seqs.withLock { seqs in
-            if seqs.count >= capacity { seqs.removeAll(keepingCapacity: true) }
-            seqs[id.rawValue] = seq
-        }
+        if seqs.count >= capacity { seqs.removeAll(keepingCapacity: true) }
+        seqs[id.rawValue] = seq
     }
 }

@@ -49,7 +49,6 @@ final class SQLiteBackend: StoreEngine {
     let waiters: Waiters
     /// One process: typing lives and expires here alone.
     let typing = TypingBoard()
-    private let seqCache = ConversationSeqCache()
     private let largeInboxes = LargeInboxes()
 
     /// Opens with an explicit migration list (tests of the migrator).
@@ -142,9 +141,9 @@ final class SQLiteBackend: StoreEngine {
 
     /// One read transaction on a pooled reader: a single snapshot.
     func read<T>(_ body: (any SnapshotReads) throws(StoreError) -> T) throws(StoreError) -> T {
-        try readers.read { connection throws(StoreError) -> T in
-            try connection.transaction(.deferred, mapError: StoreError.init) { () throws(StoreError) -> T in
-                try body(SQLiteReads(connection: connection, seqCache: seqCache, largeInboxes: largeInboxes))
+        try readers.read { reader throws(StoreError) -> T in
+            try reader.connection.transaction(.deferred, mapError: StoreError.init) { () throws(StoreError) -> T in
+                try body(SQLiteReads(connection: reader.connection, seqCache: reader.seqs, largeInboxes: largeInboxes))
             }
         }
     }
@@ -176,7 +175,7 @@ final class SQLiteBackend: StoreEngine {
 
     /// Runs `body` with one of the readers' connections, outside any transaction.
     func withReader<T>(_ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        try readers.read(body)
+        try readers.read { reader throws(StoreError) -> T in try body(reader.connection) }
     }
 }
 

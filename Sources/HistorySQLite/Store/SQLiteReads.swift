@@ -13,35 +13,68 @@ struct SQLiteReads: SnapshotReads {
 
     // MARK: - Conversations and messages
 
+    /// The conversation reads, named so a test can ask SQLite for their
+    /// plans. Static: built once, not interpolated again on every request.
+    enum ConversationSQL {
+        static let bySeq = "SELECT \(StoredRows.conversationColumns) FROM conversations WHERE seq = ?1"
+        static let byID = "SELECT \(StoredRows.conversationColumns) FROM conversations WHERE id = ?1"
+        /// The row and the caller's role (column 8, NULL for a non-member)
+        /// in one statement: in tokens mode every request asks both, and
+        /// one step costs less than two statements. The role is a point
+        /// lookup on the members' primary key (`NOT INDEXED`, as in
+        /// `MemberSQL.roleBySeq`).
+        static let withRoleBySeq = "SELECT \(StoredRows.conversationColumns), \(role) FROM conversations WHERE seq = ?1"
+        static let withRoleByID = "SELECT \(StoredRows.conversationColumns), \(role) FROM conversations WHERE id = ?1"
+        private static let role =
+            "(SELECT role FROM members NOT INDEXED WHERE conversation_seq = conversations.seq AND user_id = ?2)"
+        /// A page's rows: `lower < place < upper`, one seek on the rowid
+        /// B-tree and a scan of at most `limit` rows either way.
+        static let descending =
+            "SELECT \(StoredRows.messageColumns) FROM messages WHERE place > ? AND place < ? ORDER BY place DESC LIMIT ?"
+        static let ascending =
+            "SELECT \(StoredRows.messageColumns) FROM messages WHERE place > ? AND place < ? ORDER BY place ASC LIMIT ?"
+    }
+
     /// The conversation row and its internal key, or `.conversationNotFound`.
     func conversation(_ id: ConversationID) throws(StoreError) -> (seq: Int64, conversation: Conversation) {
-        let known = seqCache.seq(of: id)
-        let found = try sqlite { () throws(SQLiteError) in
-            if let seq = known {
-                return try connection.cachedStatement(sql: """
-                    SELECT \(StoredRows.conversationColumns) FROM conversations WHERE seq = ?
-                    """).firstRow(seq, map: StoredRows.conversation) ?? nil
-            }
-            return try connection.cachedStatement(sql: """
-                SELECT \(StoredRows.conversationColumns) FROM conversations WHERE id = ?
-                """).firstRow(id.rawValue, map: StoredRows.conversation) ?? nil
-        }
-        guard let found else { throw .conversationNotFound(id) }
-        _ = try MessagePlace.checkedSeq(found.seq, of: id)
-        // Only a new mapping is written: every reader writing the shared
-        // cache on every read would pass its lock and lines between cores.
-        if known == nil { seqCache.remember(id, seq: found.seq) }
-        return found
+        try lookUp(id, withRoleOf: nil).found
     }
 
     /// The conversation once `access` allows its caller, the role read in
-    /// this same transaction (a point lookup on the members' primary key).
+    /// this same transaction, by the same statement.
     func authorized(_ id: ConversationID, _ access: AccessCheck) throws(StoreError) -> (seq: Int64, conversation: Conversation) {
-        let found = try conversation(id)
-        if let user = access.user, let failure = access.failure(role: try role(of: user, seq: found.seq), in: id) {
-            throw failure
-        }
+        guard let user = access.user else { return try conversation(id) }
+        let (found, role) = try lookUp(id, withRoleOf: user)
+        if let failure = access.failure(role: role, in: id) { throw failure }
         return found
+    }
+
+    /// The conversation row by its seq when this reader knows it (the
+    /// integer key), else by its id; with `user`'s role when one is given.
+    private func lookUp(_ id: ConversationID, withRoleOf user: UserID?) throws(StoreError)
+        -> (found: (seq: Int64, conversation: Conversation), role: MemberRole?) {
+        let known = seqCache.seq(of: id)
+        let row = try sqlite { () throws(SQLiteError) in
+            let statement: SQLiteStatement
+            switch (known == nil, user == nil) {
+            case (false, true): statement = try connection.cachedStatement(sql: ConversationSQL.bySeq)
+            case (true, true): statement = try connection.cachedStatement(sql: ConversationSQL.byID)
+            case (false, false): statement = try connection.cachedStatement(sql: ConversationSQL.withRoleBySeq)
+            case (true, false): statement = try connection.cachedStatement(sql: ConversationSQL.withRoleByID)
+            }
+            let key: any SQLiteBindable = known ?? id.rawValue
+            let map = { (row: SQLiteRow) -> (found: (seq: Int64, conversation: Conversation), role: MemberRole?)? in
+                guard let found = StoredRows.conversation(row) else { return nil }
+                return (found, user == nil ? nil : row.optionalString(8).flatMap(MemberRole.init(rawValue:)))
+            }
+            if let user { return try statement.firstRow(key, user.rawValue, map: map) }
+            return try statement.firstRow(key, map: map)
+        }
+        guard let row = row ?? nil else { throw .conversationNotFound(id) }
+        _ = try MessagePlace.checkedSeq(row.found.seq, of: id)
+        // Only a new mapping is written: most requests find it known.
+        if known == nil { seqCache.remember(id, seq: row.found.seq) }
+        return row
     }
 
     func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation {
@@ -218,19 +251,15 @@ struct SQLiteReads: SnapshotReads {
     /// one seek on the rowid B-tree and a scan back.
     private func descending(from upper: Int64, to lower: Int64, limit: Int, budget: Int? = nil,
                             conversation: ConversationID) throws(StoreError) -> MessageRows {
-        try messageRows(conversation: conversation, capacity: limit, budget: budget, sql: """
-            SELECT \(StoredRows.messageColumns) FROM messages
-            WHERE place > ? AND place < ? ORDER BY place DESC LIMIT ?
-            """, lower, upper, limit)
+        try messageRows(conversation: conversation, capacity: limit, budget: budget, sql: ConversationSQL.descending,
+                        lower, upper, limit)
     }
 
     /// Up to `limit` messages with `lower < place < upper`, lowest first.
     private func ascending(from lower: Int64, to upper: Int64, limit: Int, budget: Int? = nil,
                            conversation: ConversationID) throws(StoreError) -> MessageRows {
-        try messageRows(conversation: conversation, capacity: limit, budget: budget, sql: """
-            SELECT \(StoredRows.messageColumns) FROM messages
-            WHERE place > ? AND place < ? ORDER BY place ASC LIMIT ?
-            """, lower, upper, limit)
+        try messageRows(conversation: conversation, capacity: limit, budget: budget, sql: ConversationSQL.ascending,
+                        lower, upper, limit)
     }
 
     /// The message `id` as zero or one rows.
