@@ -58,29 +58,9 @@ extension JSONWriter {
     /// the next call, `has_more` is true and `activity` is the last written
     /// event's, the `since` that continues exactly there.
     public static func inboxFeed(_ feed: InboxChangeFeed, budget: Int = .max) -> [UInt8] {
-        var capacity = 96
-        for event in feed.events { capacity += inboxEventBound(event) + 1 }
-        var buffer = JSONBuffer(capacity: min(capacity, budget))
-        buffer.write(atMost: 16) { $0.write(#"{"events":["#) }
-        var elements = BudgetedElements(arrayStart: buffer.byteCount, limit: budget - feedTailBound)
-        var lastActivity = feed.activity
-        for event in feed.events {
-            let kept = elements.appendUnlessFull(to: &buffer, atMost: inboxEventBound(event)) { cursor in
-                writeInboxEvent(event, to: &cursor)
-            }
-            if !kept { break }
-            lastActivity = event.activity
-        }
-        buffer.write(atMost: feedTailBound) { cursor in
-            cursor.write(#"],"#)
-            if feed.reset { cursor.write(#""reset":true,"#) }
-            cursor.write(#""has_more":"#)
-            cursor.writeBool(feed.hasMore || elements.stoppedAtBack)
-            cursor.write(#","activity":"#)
-            cursor.writeInteger(elements.stoppedAtBack ? lastActivity : feed.activity)
-            cursor.write(UInt8(ascii: "}"))
-        }
-        return buffer.finish()
+        eventFeed(feed.events, reset: feed.reset, hasMore: feed.hasMore, counterKey: #","activity":"#,
+                  counter: feed.activity, budget: budget, counterOf: \.activity, bound: inboxEventBound,
+                  write: writeInboxEvent)
     }
 
     // MARK: - Pieces

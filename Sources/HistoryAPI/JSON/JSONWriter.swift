@@ -135,29 +135,9 @@ public enum JSONWriter {
     /// true and `version` is the last written event's, the `since` that
     /// continues exactly there. At least one event is always written.
     public static func changeFeed(_ feed: ChangeFeed, budget: Int = .max) -> [UInt8] {
-        var capacity = 96
-        for event in feed.events { capacity += 96 + messageBound(event.message) }
-        var buffer = JSONBuffer(capacity: min(capacity, budget))
-        buffer.write(atMost: 16) { $0.write(#"{"events":["#) }
-        var elements = BudgetedElements(arrayStart: buffer.byteCount, limit: budget - feedTailBound)
-        var lastVersion = feed.version
-        for event in feed.events {
-            let kept = elements.appendUnlessFull(to: &buffer, atMost: changeEventBound(event)) { cursor in
-                writeChangeEvent(event, to: &cursor)
-            }
-            if !kept { break }
-            lastVersion = event.version
-        }
-        buffer.write(atMost: feedTailBound) { cursor in
-            cursor.write(#"],"#)
-            if feed.reset { cursor.write(#""reset":true,"#) }
-            cursor.write(#""has_more":"#)
-            cursor.writeBool(feed.hasMore || elements.stoppedAtBack)
-            cursor.write(#","version":"#)
-            cursor.writeInteger(elements.stoppedAtBack ? lastVersion : feed.version)
-            cursor.write(UInt8(ascii: "}"))
-        }
-        return buffer.finish()
+        eventFeed(feed.events, reset: feed.reset, hasMore: feed.hasMore, counterKey: #","version":"#,
+                  counter: feed.version, budget: budget, counterOf: \.version, bound: changeEventBound,
+                  write: writeChangeEvent)
     }
 
     /// One element of a change feed's `events`: a stream's `data`.
@@ -184,8 +164,6 @@ public enum JSONWriter {
         cursor.write(UInt8(ascii: "}"))
     }
 
-    /// The most a feed writes after its events.
-    static let feedTailBound = 64
 
     /// `{"status":"ok"}` for `/healthz`.
     public static let healthy: [UInt8] = Array(#"{"status":"ok"}"#.utf8)

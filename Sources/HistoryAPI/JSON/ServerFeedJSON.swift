@@ -19,27 +19,8 @@ extension JSONWriter {
     /// event's, the `since` that continues exactly there. At least one
     /// event is always written.
     public static func serverFeed(_ feed: ServerChangeFeed, budget: Int = .max) -> [UInt8] {
-        var capacity = 96
-        for event in feed.events { capacity += serverEventBound(event) }
-        var buffer = JSONBuffer(capacity: min(capacity, budget))
-        buffer.write(atMost: 16) { $0.write(#"{"events":["#) }
-        var elements = BudgetedElements(arrayStart: buffer.byteCount, limit: budget - feedTailBound)
-        var lastActivity = feed.activity
-        for event in feed.events {
-            let kept = elements.appendUnlessFull(to: &buffer, atMost: serverEventBound(event)) { cursor in
-                writeServerEvent(event, to: &cursor)
-            }
-            if !kept { break }
-            lastActivity = event.activity
-        }
-        buffer.write(atMost: feedTailBound) { cursor in
-            cursor.write(#"],"has_more":"#)
-            cursor.writeBool(feed.hasMore || elements.stoppedAtBack)
-            cursor.write(#","activity":"#)
-            cursor.writeInteger(elements.stoppedAtBack ? lastActivity : feed.activity)
-            cursor.write(UInt8(ascii: "}"))
-        }
-        return buffer.finish()
+        eventFeed(feed.events, hasMore: feed.hasMore, counterKey: #","activity":"#, counter: feed.activity,
+                  budget: budget, counterOf: \.activity, bound: serverEventBound, write: writeServerEvent)
     }
 
     /// One event alone: a stream's `data:`.
