@@ -158,13 +158,10 @@ public protocol HistoryStore: Sendable {
 
     /// `user` says it is typing (or stopped) in `conversation`; `access`
     /// is decided in a snapshot as for a read (a stranger: `.conversationNotFound`).
-    /// - Returns: true when the call was broadcast; false when it changed
-    ///   nothing or came within 2 s of the user's last accepted call.
-    func tellTyping(_ typing: Bool, as user: UserID, in conversation: ConversationID,
-                    access: AccessCheck) throws(StoreError) -> Bool
-
-    /// The same, answered through `completion` (on the store's own queue
-    /// when `tellsTypingLater`, else before it returns).
+    /// Answered through `completion` (on the store's own queue when
+    /// `tellsTypingLater`, else before it returns): true when the call was
+    /// broadcast; false when it changed nothing or came within 2 s of the
+    /// user's last accepted call.
     func tellTyping(_ typing: Bool, as user: UserID, in conversation: ConversationID, access: AccessCheck,
                     completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void)
 
@@ -220,15 +217,12 @@ extension HistoryStore {
 
     /// A store without a typing board of its own (a wrapper in tests)
     /// shows no one typing.
-    public func tellTyping(_ typing: Bool, as user: UserID, in conversation: ConversationID,
-                           access: AccessCheck) throws(StoreError) -> Bool {
-        _ = try self.conversation(conversation, access: access)
-        return false
-    }
-
     public func tellTyping(_ typing: Bool, as user: UserID, in conversation: ConversationID, access: AccessCheck,
                            completion: @escaping @Sendable (Result<Bool, StoreError>) -> Void) {
-        completion(Result { () throws(StoreError) in try tellTyping(typing, as: user, in: conversation, access: access) })
+        completion(Result { () throws(StoreError) in
+            _ = try self.conversation(conversation, access: access)
+            return false
+        })
     }
 
     public var tellsTypingLater: Bool { false }

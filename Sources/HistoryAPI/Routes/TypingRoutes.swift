@@ -38,12 +38,8 @@ struct TypingRoutes {
         guard let user = try environment.caller(request).subject.flatMap({ UserID($0) }) else {
             throw APIError(.forbidden, "typing is shown under a user id: send a user token (or an admin token whose sub is a user id)")
         }
-        guard environment.store.tellsTypingLater else {
-            _ = try environment.read(request) { () throws(StoreError) in
-                try environment.store.tellTyping(typing, as: user, in: conversation, access: access)
-            }
-            return request.answer(HTTPResponse(status: .noContent))
-        }
+        // One path for both: on SQLite the completion runs before
+        // `tellTyping` returns, on this read-pool thread.
         return request.later { promise in
             environment.store.tellTyping(typing, as: user, in: conversation, access: access) { result in
                 promise.complete(result) { _ in promise.resolve(HTTPResponse(status: .noContent)) }

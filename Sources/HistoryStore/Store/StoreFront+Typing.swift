@@ -1,17 +1,11 @@
 /// Typing on the front: access decided in a snapshot like a read's, the
 /// rest on the backend's `TypingBoard` (memory only, never the database).
 extension StoreFront {
-    public func tellTyping(_ typing: Bool, as user: UserID, in conversation: ConversationID,
-                           access: AccessCheck) throws(StoreError) -> Bool {
-        // The same check a read of the conversation passes: a stranger
-        // gets the answer of a missing conversation.
-        _ = try read { reads throws(StoreError) in try reads.conversation(conversation, access: access) }
-        return backend.typing.tell(typing, user: user, in: conversation) == .accepted
-    }
-
-    /// The same decision, answered through `completion`: PostgreSQL gathers
-    /// the calls of a few milliseconds and decides them in one statement
-    /// off the readers' pool (`tellsTypingLater`), the others decide now.
+    /// The access decision, answered through `completion`: PostgreSQL
+    /// gathers the calls of a few milliseconds and decides them in one
+    /// statement off the readers' pool (`tellsTypingLater`), SQLite decides
+    /// now, in a snapshot like a read's (a stranger gets the answer of a
+    /// missing conversation).
     /// The board is told only once access was decided, so a stranger's
     /// call changes nothing.
     public func tellTyping(_ typing: Bool, as user: UserID, in conversation: ConversationID, access: AccessCheck,
