@@ -45,4 +45,13 @@ static inline int csqlite_config_flag(sqlite3 *database, int option) {
     if (sqlite3_db_config(database, option, -1, &value) != SQLITE_OK) return -1;
     return value;
 }
+
+/// Turns SQLite's memory statistics off, which only works before the library
+/// initializes (SQLITE_MISUSE after). With them on (Debian's build default),
+/// every sqlite3_malloc and sqlite3_free takes one process-wide mutex, which
+/// every reader thread and the writer share; the store reads no statistic.
+/// sqlite3_config is variadic, which Swift cannot call.
+static inline int csqlite_disable_memory_statistics(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
 #endif

@@ -50,6 +50,7 @@ enum PrefetchingVFS {
     private static let wrappedTables = Mutex<[UInt: UInt]>([:])
 
     private static func register() -> String? {
+        SQLiteLibrary.prepare()
         guard let found = sqlite3_vfs_find(nil) else { return nil }
         base = found
         originalOffset = (Int(found.pointee.szOsFile) + 7) & ~7

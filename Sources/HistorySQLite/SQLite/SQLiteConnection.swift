@@ -30,6 +30,7 @@ final class SQLiteConnection {
     /// off. The store's schema has no trigger; a migration that adds one
     /// must turn them back on, or it will never fire.
     init(path: String, vfs: String? = nil) throws(SQLiteError) {
+        SQLiteLibrary.prepare()
         var database: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &database, flags, vfs)

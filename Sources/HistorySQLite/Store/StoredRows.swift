@@ -2,13 +2,21 @@ import HistoryStore
 /// The column lists the store selects, and how a row becomes a value: kept
 /// in one place so every query decodes the same columns the same way.
 package enum StoredRows {
-    /// Columns 0...8 of a message row; its conversation is known to the caller.
+    /// Columns 0...8 of a message row; its conversation is known to the
+    /// caller. `place` rather than `id`: the id is a generated column
+    /// (`place`'s low bits), which SQLite would compute for every row of a
+    /// page; `messageID(_:)` takes it from the place instead.
     static let messageColumns =
-        "id, sender, body, created_at, edited_at, deleted, reply_to, client_id, version"
+        "place, sender, body, created_at, edited_at, deleted, reply_to, client_id, version"
+
+    /// Column 0 of `messageColumns`: the message's id, out of its place.
+    static func messageID(_ row: SQLiteRow) -> Int64 {
+        row.int64(0) & MessagePlace.maximumID
+    }
 
     static func message(_ row: SQLiteRow, in conversation: ConversationID) -> Message {
         Message(
-            id: row.int64(0),
+            id: messageID(row),
             conversationID: conversation,
             sender: row.string(1),
             body: row.string(2),
@@ -24,7 +32,7 @@ package enum StoredRows {
     /// Columns 0...8 of a message row appended to `rows`, text copied
     /// straight from SQLite's buffers (no String per column).
     static func append(_ row: SQLiteRow, to rows: inout MessageRows) {
-        rows.append(id: row.int64(0), sender: row.textBytes(1), body: row.textBytes(2),
+        rows.append(id: messageID(row), sender: row.textBytes(1), body: row.textBytes(2),
                     createdAt: Timestamp(millisecondsSinceEpoch: row.int64(3)),
                     editedAt: row.optionalInt64(4).map(Timestamp.init(millisecondsSinceEpoch:)),
                     deleted: row.bool(5), replyTo: row.optionalInt64(6),
