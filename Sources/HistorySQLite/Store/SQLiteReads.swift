@@ -27,8 +27,12 @@ struct SQLiteReads: SnapshotReads {
         static let withRoleByID = "SELECT \(StoredRows.conversationColumns), \(role) FROM conversations WHERE id = ?1"
         private static let role =
             "(SELECT role FROM members NOT INDEXED WHERE conversation_seq = conversations.seq AND user_id = ?2)"
-        /// A page's rows: `lower < place < upper`, one seek on the rowid
-        /// B-tree and a scan of at most `limit` rows either way.
+    }
+
+    /// A page's rows, `lower < place < upper`: one seek on the rowid B-tree
+    /// and a scan of at most `limit` rows either way. Built once, like the
+    /// conversation reads.
+    enum PageSQL {
         static let descending =
             "SELECT \(StoredRows.messageColumns) FROM messages WHERE place > ? AND place < ? ORDER BY place DESC LIMIT ?"
         static let ascending =
@@ -251,14 +255,14 @@ struct SQLiteReads: SnapshotReads {
     /// one seek on the rowid B-tree and a scan back.
     private func descending(from upper: Int64, to lower: Int64, limit: Int, budget: Int? = nil,
                             conversation: ConversationID) throws(StoreError) -> MessageRows {
-        try messageRows(conversation: conversation, capacity: limit, budget: budget, sql: ConversationSQL.descending,
+        try messageRows(conversation: conversation, capacity: limit, budget: budget, sql: PageSQL.descending,
                         lower, upper, limit)
     }
 
     /// Up to `limit` messages with `lower < place < upper`, lowest first.
     private func ascending(from lower: Int64, to upper: Int64, limit: Int, budget: Int? = nil,
                            conversation: ConversationID) throws(StoreError) -> MessageRows {
-        try messageRows(conversation: conversation, capacity: limit, budget: budget, sql: ConversationSQL.ascending,
+        try messageRows(conversation: conversation, capacity: limit, budget: budget, sql: PageSQL.ascending,
                         lower, upper, limit)
     }
 
