@@ -71,7 +71,7 @@ extension PostgresTests {
                 let room = ConversationID("room")!
                 let created = try await first.createConversation(id: room)
                 let outcome = Mutex<WaitOutcome?>(nil)
-                _ = first.waitForChange(in: room, after: created.version, timeout: .seconds(50)) { result in
+                _ = first.waitForChange(in: room, after: created.version, timeout: .seconds(600)) { result in
                     outcome.withLock { $0 = result }
                 }
                 #expect(first.parkedWaitCount == 1)
@@ -88,11 +88,11 @@ extension PostgresTests {
                 let room = ConversationID("room")!
                 let created = try await store.createConversation(id: room)
                 let outcome = Mutex<WaitOutcome?>(nil)
-                _ = store.waitForChange(in: room, after: created.version, timeout: .seconds(50)) { result in
+                _ = store.waitForChange(in: room, after: created.version, timeout: .seconds(600)) { result in
                     outcome.withLock { $0 = result }
                 }
                 let inbox = Mutex<WaitOutcome?>(nil)
-                _ = store.waitForInboxChange(of: UserID("ana")!, after: 1_000, timeout: .seconds(50)) { result in
+                _ = store.waitForInboxChange(of: UserID("ana")!, after: 1_000, timeout: .seconds(600)) { result in
                     inbox.withLock { $0 = result }
                 }
                 #expect(store.parkedWaitCount == 2)

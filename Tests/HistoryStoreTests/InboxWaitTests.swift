@@ -146,7 +146,7 @@ struct InboxWaitTests {
         let waiters = Waiters()
         let outcomes = Locked<[String: WaitOutcome]>([:])
         func park(_ user: String, conversations: Int) {
-            _ = waiters.wait(for: .inbox(uid(user), after: 10), timeout: .seconds(60),
+            _ = waiters.wait(for: .inbox(uid(user), after: 10), timeout: .seconds(600),
                              lookups: ScriptedLookups(memberships: { (0..<Int64(conversations)).map { $0 + 1 } },
                                                       hasChanges: { false })) { outcome in
                 outcomes.withLock { $0[user] = outcome }
@@ -180,7 +180,7 @@ struct InboxWaitTests {
         let looks = Locked(0)
         let outcomes = Locked<[WaitOutcome]>([])
         func park(after activity: Int64) {
-            _ = waiters.wait(for: .inbox(uid("ana"), after: activity), timeout: .seconds(60),
+            _ = waiters.wait(for: .inbox(uid("ana"), after: activity), timeout: .seconds(600),
                              lookups: ScriptedLookups(memberships: { reads.withLock { $0 += 1 }; return [1, 2] },
                                                       hasChanges: { looks.withLock { $0 += 1 }; return false })) { outcome in
                 outcomes.withLock { $0.append(outcome) }
@@ -220,7 +220,7 @@ struct InboxWaitTests {
         let waiters = Waiters(publishedActivity: 10)
         let reads = Locked(0)
         func park(after activity: Int64) -> WaitToken {
-            waiters.wait(for: .inbox(uid("ana"), after: activity), timeout: .seconds(60),
+            waiters.wait(for: .inbox(uid("ana"), after: activity), timeout: .seconds(600),
                          lookups: ScriptedLookups(memberships: {
                              let read = reads.withLock { $0 += 1; return $0 }
                              // The commit lands while the old seqs are on their way.
@@ -280,7 +280,7 @@ struct InboxWaitTests {
         let waiters = Waiters()
         let looks = Locked(0)
         for _ in 0..<2 {
-            let token = waiters.wait(for: .inbox(uid("ana"), after: 10), timeout: .seconds(60),
+            let token = waiters.wait(for: .inbox(uid("ana"), after: 10), timeout: .seconds(600),
                                      lookups: ScriptedLookups(memberships: { [1] },
                                                               hasChanges: { looks.withLock { $0 += 1 }; return false })) { _ in }
             waiters.cancel(token)

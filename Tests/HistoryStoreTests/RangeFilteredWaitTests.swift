@@ -16,7 +16,7 @@ struct RangeFilteredWaitTests {
             // Parked through the handler API: see the delete test below.
             let outcomes = WaitOutcomes()
             _ = store.waitForChange(in: cid("c"), after: 1, ids: watched.id...watched.id,
-                                    timeout: .seconds(30)) { outcomes.record($0) }
+                                    timeout: .seconds(600)) { outcomes.record($0) }
             #expect(store.parkedWaitCount == 1)
             // bulkLoad publishes before it returns: the wait has seen these commits.
             for _ in 0..<5 {
@@ -34,7 +34,7 @@ struct RangeFilteredWaitTests {
             try await store.make("c")
             let first = try await store.post(1, to: "c")[0]
             async let outcome = store.waitForChange(in: cid("c"), after: 1, ids: (first.id + 1)...Int64.max,
-                                                    timeout: .seconds(30))
+                                                    timeout: .seconds(600))
             #expect(await eventually { store.parkedWaitCount == 1 })
             try await store.post(1, to: "c")
             #expect(await outcome == .changed)
@@ -53,8 +53,8 @@ struct RangeFilteredWaitTests {
             // wake it by design: it cannot tell which messages changed.)
             let filtered = WaitOutcomes()
             let unfiltered = WaitOutcomes()
-            _ = store.waitForChange(in: cid("c"), after: 1, ids: 1...watched.id, timeout: .seconds(30)) { filtered.record($0) }
-            _ = store.waitForChange(in: cid("c"), after: 1, ids: nil, timeout: .seconds(30)) { unfiltered.record($0) }
+            _ = store.waitForChange(in: cid("c"), after: 1, ids: 1...watched.id, timeout: .seconds(600)) { filtered.record($0) }
+            _ = store.waitForChange(in: cid("c"), after: 1, ids: nil, timeout: .seconds(600)) { unfiltered.record($0) }
             #expect(store.parkedWaitCount == 2)
             try store.bulkLoad([NewMessage(sender: "bob", body: "elsewhere")], to: cid("c"))
             #expect(await eventually { unfiltered.all == [.changed] })

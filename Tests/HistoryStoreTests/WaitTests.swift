@@ -10,7 +10,7 @@ struct WaitTests {
         try await withTestStore(backend) { store in
             try await store.make("c")
             try await store.post(2, to: "c")
-            #expect(await store.waitForChange(in: cid("c"), after: 1, timeout: .seconds(30)) == .changed)
+            #expect(await store.waitForChange(in: cid("c"), after: 1, timeout: .seconds(600)) == .changed)
             #expect(store.parkedWaitCount == 0)
         }
     }
@@ -19,7 +19,7 @@ struct WaitTests {
         try await withTestStore(backend) { store in
             try await store.make("c")
             try await store.post(1, to: "c")
-            async let outcome = store.waitForChange(in: cid("c"), after: 1, timeout: .seconds(30))
+            async let outcome = store.waitForChange(in: cid("c"), after: 1, timeout: .seconds(600))
             #expect(await eventually { store.parkedWaitCount == 1 })
             try await store.post(1, to: "c")
             #expect(await outcome == .changed)
@@ -31,11 +31,11 @@ struct WaitTests {
         try await withTestStore(backend) { store in
             try await store.make("c")
             let message = try await store.post(1, to: "c")[0]
-            async let edited = store.waitForChange(in: cid("c"), after: 1, timeout: .seconds(30))
+            async let edited = store.waitForChange(in: cid("c"), after: 1, timeout: .seconds(600))
             #expect(await eventually { store.parkedWaitCount == 1 })
             _ = try await store.edit(messageID: message.id, in: cid("c"), body: "new")
             #expect(await edited == .changed)
-            async let deleted = store.waitForChange(in: cid("c"), after: 2, timeout: .seconds(30))
+            async let deleted = store.waitForChange(in: cid("c"), after: 2, timeout: .seconds(600))
             #expect(await eventually { store.parkedWaitCount == 1 })
             _ = try await store.delete(messageID: message.id, in: cid("c"))
             #expect(await deleted == .changed)
@@ -67,7 +67,7 @@ struct WaitTests {
         try await withTestStore(backend) { store in
             try await store.make("c")
             let outcomes = Locked<[WaitOutcome]>([])
-            let token = store.waitForChange(in: cid("c"), after: 0, timeout: .seconds(30)) { outcome in
+            let token = store.waitForChange(in: cid("c"), after: 0, timeout: .seconds(600)) { outcome in
                 outcomes.withLock { $0.append(outcome) }
             }
             #expect(store.parkedWaitCount == 1)
@@ -87,13 +87,13 @@ struct WaitTests {
             try await store.make("c")
             let outcomes = Locked<[WaitOutcome]>([])
             for _ in 0..<3 {
-                _ = store.waitForChange(in: cid("c"), after: 0, timeout: .seconds(30)) { outcome in
+                _ = store.waitForChange(in: cid("c"), after: 0, timeout: .seconds(600)) { outcome in
                     outcomes.withLock { $0.append(outcome) }
                 }
             }
             store.close()
             #expect(outcomes.value == [.closing, .closing, .closing])
-            #expect(await store.waitForChange(in: cid("c"), after: 0, timeout: .seconds(30)) == .closing)
+            #expect(await store.waitForChange(in: cid("c"), after: 0, timeout: .seconds(600)) == .closing)
         }
     }
 
@@ -103,7 +103,7 @@ struct WaitTests {
             let woken = Locked(0)
             var tokens: [WaitToken] = []
             for _ in 0..<10_000 {
-                tokens.append(store.waitForChange(in: cid("c"), after: 0, timeout: .seconds(60)) { outcome in
+                tokens.append(store.waitForChange(in: cid("c"), after: 0, timeout: .seconds(600)) { outcome in
                     if outcome == .changed { woken.withLock { $0 += 1 } }
                 })
             }
@@ -130,7 +130,7 @@ struct WaitTests {
             for _ in 0..<200 {
                 let version = try store.conversation(cid("c")).version
                 guard version < 199 else { break }
-                _ = store.waitForChange(in: cid("c"), after: version, timeout: .seconds(20)) { outcome in
+                _ = store.waitForChange(in: cid("c"), after: version, timeout: .seconds(600)) { outcome in
                     answered.withLock { $0 += 1 }
                     if outcome != .changed { timedOut.withLock { $0 += 1 } }
                 }
