@@ -164,7 +164,6 @@ public enum JSONWriter {
         cursor.write(UInt8(ascii: "}"))
     }
 
-
     /// `{"status":"ok"}` for `/healthz`.
     public static let healthy: [UInt8] = Array(#"{"status":"ok"}"#.utf8)
 

@@ -6,9 +6,9 @@ import HistoryStore
 ///
 /// One per reader connection (`SQLiteReader`), used by the one thread that
 /// holds that connection, so it has no lock. It was shared by the readers
-/// behind a `Mutex` once: every page took it, and with 16 reader threads its
-/// contended path (a priority-inheritance futex) showed in `perf` beside
-/// SQLite's own work. Each reader now learns a conversation's seq once.
+/// behind a `Mutex` once: every page took it, and with the readers' threads
+/// all paging its contended path (a priority-inheritance futex) showed in
+/// `perf`. Each reader now learns a conversation's seq once.
 ///
 /// The mapping never changes once a conversation is committed (conversations
 /// are never deleted or renamed); only committed rows are ever put in.
