@@ -405,6 +405,53 @@ struct TokenVerifierTests {
         }
     }
 
+    // MARK: Splitting the header
+
+    /// The byte split (`BearerHeader`) decides exactly as the `Character`
+    /// path it replaced for ASCII headers: the same caller or the same
+    /// rejection, reason included, for headers built from the pieces a
+    /// header can have (whitespace, schemes, tokens, junk) and for random
+    /// ASCII; a header with other bytes goes to the `Character` path.
+    @Test func theByteSplitDecidesAsTheCharacterPath() throws {
+        let verifier = try verifier()
+        let valid = hs256(#"{"sub":"ana","exp":\#(TokenTestClock.start + 300)}"#)
+        let pieces = ["", " ", "\t", "  \t", "Bearer", "bearer", "BEARER", "BeArEr", "Basic", "Bearerx", "beare",
+                      valid, "a.b.c", "x", "é", "\u{301}", " \u{301}", String(repeating: "A", count: 8193)]
+        var generator = SplitMix64(seed: 0xBEA2E2)
+        var headers: [String] = []
+        for first in pieces {
+            for second in pieces { headers.append(first + second); headers.append(first + " " + second) }
+        }
+        for _ in 0..<3000 {
+            let count = Int(generator.next() % 6)
+            headers.append((0..<count).map { _ in pieces[Int(generator.next() % UInt64(pieces.count))] }.joined())
+            let bytes = (0..<Int(generator.next() % 40)).map { _ in UInt8(truncatingIfNeeded: generator.next() % 0x7F) }
+            headers.append(String(decoding: bytes, as: UTF8.self))
+        }
+        var bySplit = 0
+        for header in headers {
+            let split = Array(header.utf8).withUnsafeBufferPointer { BearerHeader.split($0) }
+            let byCharacter = verifier.verifyByCharacter(authorization: Substring(header), mayCheckSignature: { true })
+            if split != .notASCII { bySplit += 1 }
+            #expect(verifier.verify(authorization: Substring(header)) == byCharacter, "\(header.debugDescription)")
+        }
+        #expect(bySplit > headers.count / 2)
+        // A space, a tab or a byte above ASCII at each place of a token,
+        // inside or outside the eight-byte words the split reads first
+        // (not first or last, where whitespace is trimmed).
+        for place in 1..<23 {
+            for (byte, expected) in [(UInt8(0x20), BearerHeader.Split.refused(BearerHeader.spacesInside)),
+                                     (0x09, .refused(BearerHeader.spacesInside)), (0xC3, .notASCII)] {
+                var header = Array("Bearer abcdefghijklmnopqrstuvwx".utf8)
+                header[7 + place] = byte
+                #expect(header.withUnsafeBufferPointer { BearerHeader.split($0) } == expected, "byte \(byte) at \(place)")
+            }
+        }
+        #expect(Array("Bearer é".utf8).withUnsafeBufferPointer { BearerHeader.split($0) } == .notASCII)
+        #expect(Array(" Bearer \(valid)\t".utf8).withUnsafeBufferPointer { BearerHeader.split($0) }
+                    == .token(8..<(8 + valid.utf8.count)))
+    }
+
     // MARK: Garbage
 
     @Test func garbageNeverCrashes() throws {

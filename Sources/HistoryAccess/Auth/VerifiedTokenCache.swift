@@ -48,8 +48,12 @@ final class VerifiedTokenCache: Sendable {
     }
 
     /// The key under which `token` is cached.
+    static func key(for token: UnsafeBufferPointer<UInt8>) -> SHA256.Digest {
+        SHA256.hash(data: UnsafeRawBufferPointer(token))
+    }
+
     static func key(for token: [UInt8]) -> SHA256.Digest {
-        SHA256.hash(data: token)
+        token.withUnsafeBufferPointer { key(for: $0) }
     }
 
     func lookup(_ key: SHA256.Digest, now: Double) -> Lookup {
