@@ -58,8 +58,10 @@ public final class RunningServer: @unchecked Sendable {
         return application
     }
 
-    /// A new keep-alive connection over loopback.
-    public func connect(timeout: Duration = .seconds(10)) throws -> HTTPClientConnection {
+    /// A new keep-alive connection over loopback. Its socket timeout only
+    /// bounds a failure: `swift test` on two cores can starve a server's
+    /// answer for well over ten seconds without anything being wrong.
+    public func connect(timeout: Duration = .seconds(60)) throws -> HTTPClientConnection {
         try HTTPClientConnection(host: application.configuration.host, port: port, timeout: timeout)
     }
 

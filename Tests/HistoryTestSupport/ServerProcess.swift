@@ -88,7 +88,8 @@ public final class ServerProcess: Sendable {
         startupLine = line
     }
 
-    public func connect(timeout: Duration = .seconds(10)) throws -> HTTPClientConnection {
+    /// A new keep-alive connection (the socket timeout as `RunningServer.connect`'s).
+    public func connect(timeout: Duration = .seconds(60)) throws -> HTTPClientConnection {
         try HTTPClientConnection(host: "127.0.0.1", port: port, timeout: timeout)
     }
 
