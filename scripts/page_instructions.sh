@@ -51,8 +51,17 @@ objcopy --strip-debug "$NEW/history-server" "$WORK/new-server"
 
 printf 'bench %s\n' "$(openssl rand -hex 32)" >"$WORK/hs.keys"
 chmod 600 "$WORK/hs.keys"
+# Each build reads a file seeded by its own tool when OLD has one (a build
+# older than a migration refuses a newer file): the seed is deterministic,
+# so both files hold the same conversations and messages.
 "$NEW/history-load" seed --direct "$WORK/seed.sqlite" --conversations "${CONVERSATIONS:-200}" \
     --messages "${MESSAGES:-400000}" --jwt-secret-file "$WORK/hs.keys" --quiet >"$OUT/seed.txt"
+if [ -x "$OLD/history-load" ]; then
+    "$OLD/history-load" seed --direct "$WORK/old-seed.sqlite" --conversations "${CONVERSATIONS:-200}" \
+        --messages "${MESSAGES:-400000}" --jwt-secret-file "$WORK/hs.keys" --quiet >"$OUT/old-seed.txt"
+else
+    cp "$WORK/seed.sqlite" "$WORK/old-seed.sqlite"
+fi
 TOKEN="$("$NEW/history-load" token --sub load-user-0000 --jwt-secret-file "$WORK/hs.keys" --ttl 86400)"
 read -r LARGEST NEWEST <<<"$(python3 - "$WORK/seed.sqlite" <<'PY'
 import sqlite3, sys
@@ -91,7 +100,7 @@ measure() { # build mode
     local build=$1 mode=$2 flags=() token="" port pid name="$1-$2"
     [ "$mode" = tokens ] && { flags=(--jwt-hs256-secret-file "$WORK/hs.keys" --rate-limit-reads 0 --rate-limit-writes 0); token="$TOKEN"; }
     port=$(port)
-    cp "$WORK/seed.sqlite" "$WORK/$name.sqlite"
+    if [ "$build" = old ]; then cp "$WORK/old-seed.sqlite" "$WORK/$name.sqlite"; else cp "$WORK/seed.sqlite" "$WORK/$name.sqlite"; fi
     LD_PRELOAD="$WORK/shim.so" valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind-$name.out" \
         "$WORK/$build-server" --host 127.0.0.1 --port "$port" --database "$WORK/$name.sqlite" --access-log off \
         --max-connections-per-client 0 "${flags[@]}" >"$OUT/server-$name.log" 2>&1 &
