@@ -97,7 +97,7 @@ public final class TokenVerifier: Sendable {
 
     /// `verify(authorization:)` over `Character`s, for a header that is not ASCII.
     func verifyByCharacter(authorization: Substring,
-                                   mayCheckSignature: () -> Bool) -> Result<Caller, TokenRejection> {
+                           mayCheckSignature: () -> Bool) -> Result<Caller, TokenRejection> {
         let value = authorization.trimmingSpacesAndTabs()
         guard !value.isEmpty else { return .failure(.missing) }
         guard let space = value.utf8.firstIndex(where: { $0 == 0x20 || $0 == 0x09 }) else {
