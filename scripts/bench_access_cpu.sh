@@ -25,19 +25,13 @@ bench_require "swift build -c release --product history-server, then --product h
     "$OLD/history-server" "$NEW/history-server" "$NEW/history-load"
 read -r PGPORT PORT <<<"$(free_ports 2)"
 
-printf 'bench %s\n' "$(openssl rand -hex 32)" >"$WORK/hs.keys"
-SEED=(--conversations "${CONVERSATIONS:-200}" --messages "${MESSAGES:-400000}" --jwt-secret-file "$WORK/hs.keys" --quiet)
+bench_seed_arguments
 declare -A DATABASE
 if [[ " $STORES " == *" sqlite "* ]]; then
     log "seed SQLite"
-    "$NEW/history-load" seed --direct "$WORK/history.sqlite" "${SEED[@]}" >"$OUT/seed-sqlite.txt"
+    bench_seed_sqlite_pair "$WORK/history.sqlite" "$WORK/history-old.sqlite"
     DATABASE[sqlite]="$WORK/history.sqlite"
-    # A build refuses a file migrated past what it knows: when the new build
-    # added migrations, the old one reads a file its own tool seeded alike.
-    if [ -x "$OLD/history-load" ]; then
-        "$OLD/history-load" seed --direct "$WORK/history-old.sqlite" "${SEED[@]}" >"$OUT/seed-sqlite-old.txt"
-        DATABASE[sqlite-old]="$WORK/history-old.sqlite"
-    fi
+    DATABASE[sqlite-old]="$WORK/history-old.sqlite"
 fi
 if [[ " $STORES " == *" postgres "* ]]; then
     pg_cluster_start "$PGPORT" "-c shared_buffers=512MB"
@@ -60,7 +54,8 @@ measure() { # round store build mode
     bin=$([ "$build" = old ] && echo "$OLD" || echo "$NEW")
     # Rates off in both modes (tokens mode limits each user to 50 reads a
     # second by default): the page path is measured, not the limiter.
-    [ "$mode" = tokens ] && { flags=(--jwt-hs256-secret-file "$WORK/hs.keys" --rate-limit-reads 0 --rate-limit-writes 0); load=(--jwt-secret-file "$WORK/hs.keys"); }
+    bench_mode_flags "$mode"
+    flags=("${SERVER_FLAGS[@]}"); load=("${LOAD_FLAGS[@]}")
     local database="${DATABASE[$store]}"
     [ "$build" = old ] && [ -n "${DATABASE[$store-old]:-}" ] && database="${DATABASE[$store-old]}"
     "$bin/history-server" --host 127.0.0.1 --port "$PORT" --database "$database" --access-log off \

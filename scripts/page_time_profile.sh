@@ -30,24 +30,11 @@ bench_require "swift build -c release --product history-server, then --product h
 command -v perf >/dev/null || { echo "missing perf (Debian: linux-perf)" >&2; exit 1; }
 read -r PORT <<<"$(free_ports 1)"
 
-printf 'bench %s\n' "$(openssl rand -hex 32)" >"$WORK/hs.keys"
-chmod 600 "$WORK/hs.keys"
-SEED=(--conversations "${CONVERSATIONS:-200}" --messages "${MESSAGES:-400000}" --jwt-secret-file "$WORK/hs.keys" --quiet)
+bench_seed_arguments
 log "seed"
-"$NEW/history-load" seed --direct "$WORK/new.sqlite" "${SEED[@]}" >/dev/null
-# A build older than a migration refuses a newer file: it reads one its own
-# tool seeded alike (the seed is deterministic).
-if [ -x "$OLD/history-load" ]; then
-    "$OLD/history-load" seed --direct "$WORK/old.sqlite" "${SEED[@]}" >/dev/null
-else
-    cp "$WORK/new.sqlite" "$WORK/old.sqlite"
-fi
-
-flags=(); load=()
-if [ "$MODE" = tokens ]; then
-    flags=(--jwt-hs256-secret-file "$WORK/hs.keys" --rate-limit-reads 0 --rate-limit-writes 0)
-    load=(--jwt-secret-file "$WORK/hs.keys")
-fi
+bench_seed_sqlite_pair "$WORK/new.sqlite" "$WORK/old.sqlite"
+bench_mode_flags "$MODE"
+flags=("${SERVER_FLAGS[@]}"); load=("${LOAD_FLAGS[@]}")
 
 printf 'run\tpages/s\tus/page\n' >"$OUT/runs.tsv"
 for round in $(seq 1 "$ROUNDS"); do

@@ -50,6 +50,38 @@ for x in s: x.bind(("127.0.0.1", 0))
 print(" ".join(str(x.getsockname()[1]) for x in s))' "$1"
 }
 
+# A random HS256 secret in $WORK/hs.keys (the server's and the load tool's
+# key file in tokens mode) and the seed's arguments in SEED.
+bench_seed_arguments() {
+    printf 'bench %s\n' "$(openssl rand -hex 32)" >"$WORK/hs.keys"
+    chmod 600 "$WORK/hs.keys"
+    SEED=(--conversations "${CONVERSATIONS:-200}" --messages "${MESSAGES:-400000}" --jwt-secret-file "$WORK/hs.keys" --quiet)
+}
+
+# Two builds compared on SQLite: NEW_FILE seeded by $NEW's tool, OLD_FILE by
+# $OLD's own (a build refuses a file migrated past what it knows; the seed
+# is deterministic, so both hold the same data), or a copy when $OLD has no
+# tool. Each seed's report goes to $OUT/seed-<file name>.txt.
+bench_seed_sqlite_pair() { # new_file old_file
+    "$NEW/history-load" seed --direct "$1" "${SEED[@]}" >"$OUT/seed-$(basename "$1").txt"
+    if [ -x "$OLD/history-load" ]; then
+        "$OLD/history-load" seed --direct "$2" "${SEED[@]}" >"$OUT/seed-$(basename "$2").txt"
+    else
+        cp "$1" "$2"
+    fi
+}
+
+# The server's and the load tool's flags for MODE (open or tokens: rates
+# off, so the page path is measured, not the limiter) in SERVER_FLAGS and
+# LOAD_FLAGS.
+bench_mode_flags() { # mode
+    SERVER_FLAGS=(); LOAD_FLAGS=()
+    if [ "$1" = tokens ]; then
+        SERVER_FLAGS=(--jwt-hs256-secret-file "$WORK/hs.keys" --rate-limit-reads 0 --rate-limit-writes 0)
+        LOAD_FLAGS=(--jwt-secret-file "$WORK/hs.keys")
+    fi
+}
+
 # A server's CPU seconds so far: the process, or for PostgreSQL the
 # postmaster with its live children and the children that exited.
 cpu_seconds() { python3 "$ROOT/scripts/cpu_seconds.py" "$@"; } # pid [postgres]
