@@ -15,14 +15,10 @@
 set -euo pipefail
 
 source "$(dirname "$0")/lib/bench_common.sh"
-OLD="$(cd "${1:?usage: bench_access_cpu.sh OLD_RELEASE_DIR [OUT_DIR]}" && pwd)"
-NEW="$ROOT/.build/release"
-bench_begin history-access-bench "${2:-$(mktemp -d /tmp/history-access-bench.XXXXXX)}"
+bench_two_builds bench_access_cpu.sh history-access-bench "$@"
 ROUNDS="${ROUNDS:-3}"
 DURATION="${DURATION:-15s}"
 STORES="${STORES:-sqlite postgres}"
-bench_require "swift build -c release --product history-server, then --product history-load, in each checkout" \
-    "$OLD/history-server" "$NEW/history-server" "$NEW/history-load"
 read -r PGPORT PORT <<<"$(free_ports 2)"
 
 bench_seed_arguments

@@ -19,14 +19,10 @@
 set -euo pipefail
 
 source "$(dirname "$0")/lib/bench_common.sh"
-OLD="$(cd "${1:?usage: page_time_profile.sh OLD_RELEASE_DIR [OUT_DIR]}" && pwd)"
-NEW="$ROOT/.build/release"
-bench_begin history-time-profile "${2:-$(mktemp -d /tmp/history-time-profile.XXXXXX)}"
+bench_two_builds page_time_profile.sh history-time-profile "$@"
 ROUNDS="${ROUNDS:-2}"
 SECONDS_EACH="${SECONDS_EACH:-8}"
 MODE="${MODE:-open}"
-bench_require "swift build -c release --product history-server, then --product history-load, in each checkout" \
-    "$OLD/history-server" "$NEW/history-server" "$NEW/history-load"
 command -v perf >/dev/null || { echo "missing perf (Debian: linux-perf)" >&2; exit 1; }
 read -r PORT <<<"$(free_ports 1)"
 

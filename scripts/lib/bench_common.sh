@@ -50,6 +50,20 @@ for x in s: x.bind(("127.0.0.1", 0))
 print(" ".join(str(x.getsockname()[1]) for x in s))' "$1"
 }
 
+# The start of a script that compares two builds: OLD is the release folder
+# named by its first argument, NEW this checkout's; both servers and NEW's
+# load tool must be built; then `bench_begin` with the second argument, or
+# a fresh folder, as OUT.
+bench_two_builds() { # script_name work_prefix "$@"
+    local name=$1 prefix=$2
+    shift 2
+    OLD="$(cd "${1:?usage: $name OLD_RELEASE_DIR [OUT_DIR]}" && pwd)"
+    NEW="$ROOT/.build/release"
+    bench_begin "$prefix" "${2:-$(mktemp -d "/tmp/$prefix.XXXXXX")}"
+    bench_require "swift build -c release --product history-server, then --product history-load, in each checkout" \
+        "$OLD/history-server" "$NEW/history-server" "$NEW/history-load"
+}
+
 # A random HS256 secret in $WORK/hs.keys (the server's and the load tool's
 # key file in tokens mode) and the seed's arguments in SEED.
 bench_seed_arguments() {
