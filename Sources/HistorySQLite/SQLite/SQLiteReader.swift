@@ -4,6 +4,7 @@
 final class SQLiteReader {
     let connection: SQLiteConnection
     let seqs = ConversationSeqCache()
+    let roles = SQLiteMemberRoleCache()
 
     init(_ connection: SQLiteConnection) {
         self.connection = connection

@@ -143,7 +143,7 @@ final class SQLiteBackend: StoreEngine {
     func read<T>(_ body: (any SnapshotReads) throws(StoreError) -> T) throws(StoreError) -> T {
         try readers.read { reader throws(StoreError) -> T in
             try reader.connection.transaction(.deferred, mapError: StoreError.init) { () throws(StoreError) -> T in
-                try body(SQLiteReads(connection: reader.connection, seqCache: reader.seqs, largeInboxes: largeInboxes))
+                try body(SQLiteReads(connection: reader.connection, seqCache: reader.seqs, roleCache: reader.roles, largeInboxes: largeInboxes))
             }
         }
     }

@@ -9,6 +9,7 @@ import HistoryStore
 struct SQLiteReads: SnapshotReads {
     let connection: SQLiteConnection
     let seqCache: ConversationSeqCache
+    let roleCache: SQLiteMemberRoleCache
     let largeInboxes: LargeInboxes
 
     // MARK: - Conversations and messages
@@ -25,6 +26,10 @@ struct SQLiteReads: SnapshotReads {
         /// `MemberSQL.roleBySeq`).
         static let withRoleBySeq = "SELECT \(StoredRows.conversationColumns), \(role) FROM conversations WHERE seq = ?1"
         static let withRoleByID = "SELECT \(StoredRows.conversationColumns), \(role) FROM conversations WHERE id = ?1"
+        /// The row and its `members_version` (column 8), for a role the
+        /// reader may have cached under that version.
+        static let withMembersVersionBySeq =
+            "SELECT \(StoredRows.conversationColumns), members_version FROM conversations WHERE seq = ?1"
         private static let role =
             "(SELECT role FROM members NOT INDEXED WHERE conversation_seq = conversations.seq AND user_id = ?2)"
     }
@@ -58,6 +63,9 @@ struct SQLiteReads: SnapshotReads {
     private func lookUp(_ id: ConversationID, withRoleOf user: UserID?) throws(StoreError)
         -> (found: (seq: Int64, conversation: Conversation), role: MemberRole?) {
         let known = seqCache.seq(of: id)
+        if let known, let user {
+            return try lookUpCachingRole(id, seq: known, of: user)
+        }
         let row = try sqlite { () throws(SQLiteError) in
             let statement: SQLiteStatement
             switch (known == nil, user == nil) {
@@ -79,6 +87,31 @@ struct SQLiteReads: SnapshotReads {
         // Only a new mapping is written: most requests find it known.
         if known == nil { seqCache.remember(id, seq: row.found.seq) }
         return row
+    }
+
+    /// `lookUp` for a known seq and a user: the row with its
+    /// `members_version`, and the role from this reader's cache when it was
+    /// read under that version, else from the members' index (same
+    /// transaction, so the same snapshot) and remembered.
+    private func lookUpCachingRole(_ id: ConversationID, seq: Int64, of user: UserID) throws(StoreError)
+        -> (found: (seq: Int64, conversation: Conversation), role: MemberRole?) {
+        let row = try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: ConversationSQL.withMembersVersionBySeq).firstRow(seq) {
+                (row: SQLiteRow) -> (found: (seq: Int64, conversation: Conversation), version: Int64)? in
+                guard let found = StoredRows.conversation(row) else { return nil }
+                return (found, row.int64(8))
+            }
+        }
+        guard let row = row ?? nil else { throw .conversationNotFound(id) }
+        if let cached = roleCache.role(of: user, seq: seq, version: row.version) {
+            return (row.found, cached)
+        }
+        let role = try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: MemberSQL.roleBySeq)
+                .firstRow(seq, user.rawValue) { MemberRole(rawValue: $0.string(0)) } ?? nil
+        }
+        roleCache.remember(role, of: user, seq: seq, version: row.version)
+        return (row.found, role)
     }
 
     func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation {

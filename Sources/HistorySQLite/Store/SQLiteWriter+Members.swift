@@ -22,10 +22,13 @@ extension SQLiteWriter {
             guard current.role != role else { return .unchanged(current) }
             var counters = try self.counters(seq: seq, id: conversation)
             counters.activity = try takeActivity()
-            try sqlite { () throws(SQLiteError) in
-                try connection.cachedStatement(sql: """
-                    UPDATE members SET role = ?, activity = ? WHERE conversation_seq = ? AND user_id = ?
-                    """).execute(role.rawValue, counters.activity, seq, user.rawValue)
+            try asOneUnit { () throws(StoreError) in
+                try sqlite { () throws(SQLiteError) in
+                    try connection.cachedStatement(sql: """
+                        UPDATE members SET role = ?, activity = ? WHERE conversation_seq = ? AND user_id = ?
+                        """).execute(role.rawValue, counters.activity, seq, user.rawValue)
+                }
+                try membershipChanged(seq: seq)
             }
             touched(counters, seq: seq, user: user)
             var changed = current
@@ -74,18 +77,37 @@ extension SQLiteWriter {
                     INSERT OR REPLACE INTO removed_members (user_id, conversation_seq, activity) VALUES (?, ?, ?)
                     """).execute(user.rawValue, seq, activity)
             }
+            try membershipChanged(seq: seq)
         }
         touched(counters, seq: seq, user: user)
         batchChanges.append(.removed(user, seq: seq, activity: activity))
         return true
     }
 
+    /// Callers that write a second row with it make the two one unit.
     func insertMember(_ member: Member, seq: Int64, activity: Int64) throws(StoreError) {
+        try asOneUnit { () throws(StoreError) in
+            try sqlite { () throws(SQLiteError) in
+                try connection.cachedStatement(sql: """
+                    INSERT INTO members (conversation_seq, user_id, role, joined_at, activity) VALUES (?, ?, ?, ?, ?)
+                    """).execute(seq, member.userID.rawValue, member.role.rawValue, member.joinedAt.millisecondsSinceEpoch,
+                                 activity)
+            }
+            try membershipChanged(seq: seq)
+        }
+    }
+
+    /// Moves the conversation's `members_version` (migrations/0007): every
+    /// statement above that adds, changes or deletes a `members` row is
+    /// followed by this one in the same unit, so a reader's cached role
+    /// (`SQLiteMemberRoleCache`) is trusted only in snapshots where the
+    /// membership is the one it was read from. Read-marker updates of a
+    /// member row leave roles alone and do not call it.
+    private func membershipChanged(seq: Int64) throws(StoreError) {
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
-                INSERT INTO members (conversation_seq, user_id, role, joined_at, activity) VALUES (?, ?, ?, ?, ?)
-                """).execute(seq, member.userID.rawValue, member.role.rawValue, member.joinedAt.millisecondsSinceEpoch,
-                             activity)
+                UPDATE conversations SET members_version = members_version + 1 WHERE seq = ?
+                """).execute(seq)
         }
     }
 
