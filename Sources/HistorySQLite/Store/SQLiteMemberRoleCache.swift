@@ -4,10 +4,16 @@ import HistoryStore
 /// `members_version` it was read under (migrations/0007). A role is
 /// answered only when the version the caller read in its own snapshot is
 /// the cached one: every change of a membership moves the version in the
-/// same transaction (triggers), so a matching version means the members
-/// table holds exactly the cached role in that snapshot. Access stays
-/// decided in the snapshot; the members' index is walked only after a
-/// membership changed.
+/// same transaction (`SQLiteWriter.membershipChanged`), so a matching
+/// version means the members table holds exactly the cached role in that
+/// snapshot. Access stays decided in the snapshot; the members' index is
+/// walked only after a membership changed.
+///
+/// Why: in tokens mode every read needs the caller's role, and the walk
+/// down the members' primary key touches index pages the page itself never
+/// needs (about 3% of a deep page's CPU, docs/performance.md, "What tokens
+/// mode's time is made of"); the version is a column of the conversation
+/// row the read fetches anyway.
 ///
 /// One per reader (`SQLiteReader`), used by the thread that holds it: no
 /// lock. Bounded: when full it starts over.

@@ -84,7 +84,9 @@ extension SQLiteWriter {
         return true
     }
 
-    /// Callers that write a second row with it make the two one unit.
+    /// The row and the membership's new version as one unit (a savepoint:
+    /// member writes are rare, and a half-written pair would let a cached
+    /// role outlive its row).
     func insertMember(_ member: Member, seq: Int64, activity: Int64) throws(StoreError) {
         try asOneUnit { () throws(StoreError) in
             try sqlite { () throws(SQLiteError) in
