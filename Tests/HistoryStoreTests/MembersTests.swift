@@ -336,6 +336,11 @@ struct MembersTests {
                 #expect(plan.contains { $0.hasPrefix("SEARCH conversations USING ") }, "\(sql): \(plan)")
                 #expect(plan.contains { $0.contains("members USING PRIMARY KEY") }, "\(sql): \(plan)")
             }
+            // The row with its members_version, when the reader may hold the
+            // role (`SQLiteMemberRoleCache`): one seek, the members untouched.
+            let plan = try connection.makeStatement(sql: "EXPLAIN QUERY PLAN " + SQLiteReads.ConversationSQL.withMembersVersionBySeq)
+                .rows { $0.string(3) }
+            #expect(plan == ["SEARCH conversations USING INTEGER PRIMARY KEY (rowid=?)"], "\(plan)")
         }
     }
 
