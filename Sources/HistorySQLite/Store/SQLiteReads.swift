@@ -20,11 +20,10 @@ struct SQLiteReads: SnapshotReads {
         static let bySeq = "SELECT \(StoredRows.conversationColumns) FROM conversations WHERE seq = ?1"
         static let byID = "SELECT \(StoredRows.conversationColumns) FROM conversations WHERE id = ?1"
         /// The row and the caller's role (column 8, NULL for a non-member)
-        /// in one statement: in tokens mode every request asks both, and
-        /// one step costs less than two statements. The role is a point
-        /// lookup on the members' primary key (`NOT INDEXED`, as in
-        /// `MemberSQL.roleBySeq`).
-        static let withRoleBySeq = "SELECT \(StoredRows.conversationColumns), \(role) FROM conversations WHERE seq = ?1"
+        /// in one statement, for a reader that does not know the seq yet
+        /// (once it does, `withMembersVersionBySeq` and its role cache take
+        /// over). The role is a point lookup on the members' primary key
+        /// (`NOT INDEXED`, as in `MemberSQL.roleBySeq`).
         static let withRoleByID = "SELECT \(StoredRows.conversationColumns), \(role) FROM conversations WHERE id = ?1"
         /// The row and its `members_version` (column 8), for a role the
         /// reader may have cached under that version.
@@ -59,7 +58,8 @@ struct SQLiteReads: SnapshotReads {
     }
 
     /// The conversation row by its seq when this reader knows it (the
-    /// integer key), else by its id; with `user`'s role when one is given.
+    /// integer key), else by its id; with `user`'s role when one is given
+    /// (through the role cache once the seq is known).
     private func lookUp(_ id: ConversationID, withRoleOf user: UserID?) throws(StoreError)
         -> (found: (seq: Int64, conversation: Conversation), role: MemberRole?) {
         let known = seqCache.seq(of: id)
@@ -67,13 +67,8 @@ struct SQLiteReads: SnapshotReads {
             return try lookUpCachingRole(id, seq: known, of: user)
         }
         let row = try sqlite { () throws(SQLiteError) in
-            let statement: SQLiteStatement
-            switch (known == nil, user == nil) {
-            case (false, true): statement = try connection.cachedStatement(sql: ConversationSQL.bySeq)
-            case (true, true): statement = try connection.cachedStatement(sql: ConversationSQL.byID)
-            case (false, false): statement = try connection.cachedStatement(sql: ConversationSQL.withRoleBySeq)
-            case (true, false): statement = try connection.cachedStatement(sql: ConversationSQL.withRoleByID)
-            }
+            let statement = try connection.cachedStatement(
+                sql: known != nil ? ConversationSQL.bySeq : user == nil ? ConversationSQL.byID : ConversationSQL.withRoleByID)
             let key: any SQLiteBindable = known ?? id.rawValue
             let map = { (row: SQLiteRow) -> (found: (seq: Int64, conversation: Conversation), role: MemberRole?)? in
                 guard let found = StoredRows.conversation(row) else { return nil }
