@@ -141,8 +141,8 @@ struct PageAndAppendBenchmark: AsyncParsableCommand {
                 let start = ContinuousClock.now
                 let page = try store.page(of: conversation, query)
                 let elapsed = ContinuousClock.now - start
-                guard page.messages.count == limit else {
-                    throw ValidationError("\(kinds[index].label): got \(page.messages.count) messages, expected \(limit)")
+                guard page.rows.count == limit else {
+                    throw ValidationError("\(kinds[index].label): got \(page.rows.count) messages, expected \(limit)")
                 }
                 if iteration >= warmUp { latencies[index].append(Self.durationSeconds(elapsed)) }
             }

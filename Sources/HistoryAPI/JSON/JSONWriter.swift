@@ -48,7 +48,8 @@ public enum JSONWriter {
                 var capacity = 16 + pageTailBound
                 var largestText = 0
                 for record in rows.records {
-                    let textCount = record.sender.count + record.body.count + (record.clientID?.count ?? 0)
+                    let textCount = record.storedTail?.count
+                        ?? record.sender.count + record.body.count + (record.clientID?.count ?? 0)
                     capacity += 240 + id.count + textCount
                     largestText = max(largestText, textCount)
                 }
@@ -60,7 +61,8 @@ public enum JSONWriter {
                 var dates = RFC3339Dates()
                 let records = rows.records
                 func bound(_ record: MessageRows.Record) -> Int {
-                    messageFixedBound + id.count
+                    if let tail = record.storedTail { return storedMessageBound + id.count + tail.count }
+                    return messageFixedBound + id.count
                         + ByteCursor.stringBound(record.sender.count + record.body.count + (record.clientID?.count ?? 0))
                 }
                 switch trim {
@@ -192,6 +194,11 @@ public enum JSONWriter {
                                      + (message.clientID?.utf8.count ?? 0))
     }
 
+    /// The most a message with a stored tail writes besides the conversation
+    /// id and the tail: a leading comma, `{"id":`, the id,
+    /// `,"conversation_id":` and the comma before the tail.
+    static let storedMessageBound = 32 + ByteCursor.integerBound
+
     /// The most a page writes after its messages: keys and punctuation 109,
     /// six integers, four booleans, rounded up.
     static let pageTailBound = 192 + 6 * ByteCursor.integerBound + 4 * 5
@@ -245,6 +252,13 @@ public enum JSONWriter {
         cursor.writeInteger(record.id)
         cursor.write(#","conversation_id":"#)
         cursor.write(raw: quotedConversationID)
+        if let tail = record.storedTail {
+            // The rest as the store keeps it: the same bytes as below
+            // (MessageJSONTail, held to them by StoredJSONIdentityTests).
+            cursor.write(UInt8(ascii: ","))
+            cursor.write(raw: UnsafeBufferPointer(rebasing: text[tail]))
+            return
+        }
         cursor.write(#","sender":"#)
         cursor.writeString(UnsafeBufferPointer(rebasing: text[record.sender]))
         cursor.write(#","body":"#)

@@ -97,6 +97,7 @@ final class SQLiteBackend: StoreEngine {
             try connection.execute(sql: "PRAGMA secure_delete = ON")
         }
         try migrator.migrate(connection)
+        try SQLiteStoredJSONFill.run(connection)
         let writer = try SQLiteWriter(connection: connection)
 
         var readerConnections: [SQLiteConnection] = []

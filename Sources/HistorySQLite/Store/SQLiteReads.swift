@@ -34,13 +34,16 @@ struct SQLiteReads: SnapshotReads {
     }
 
     /// A page's rows, `lower < place < upper`: one seek on the rowid B-tree
-    /// and a scan of at most `limit` rows either way. Built once, like the
+    /// and a scan of at most `limit` rows either way, each row's place and
+    /// stored JSON only (`StoredRows.pageColumns`). Built once, like the
     /// conversation reads.
     enum PageSQL {
         static let descending =
-            "SELECT \(StoredRows.messageColumns) FROM messages WHERE place > ? AND place < ? ORDER BY place DESC LIMIT ?"
+            "SELECT \(StoredRows.pageColumns) FROM messages WHERE place > ? AND place < ? ORDER BY place DESC LIMIT ?"
         static let ascending =
-            "SELECT \(StoredRows.messageColumns) FROM messages WHERE place > ? AND place < ? ORDER BY place ASC LIMIT ?"
+            "SELECT \(StoredRows.pageColumns) FROM messages WHERE place > ? AND place < ? ORDER BY place ASC LIMIT ?"
+        /// One row whole, for a row of a page that has no stored JSON.
+        static let whole = "SELECT \(StoredRows.messageColumns) FROM messages WHERE place = ?"
     }
 
     /// The conversation row and its internal key, or `.conversationNotFound`.
@@ -283,39 +286,52 @@ struct SQLiteReads: SnapshotReads {
     /// one seek on the rowid B-tree and a scan back.
     private func descending(from upper: Int64, to lower: Int64, limit: Int, budget: Int? = nil,
                             conversation: ConversationID) throws(StoreError) -> MessageRows {
-        try messageRows(conversation: conversation, capacity: limit, budget: budget, sql: PageSQL.descending,
-                        lower, upper, limit)
+        try pageRows(conversation: conversation, capacity: limit, budget: budget, sql: PageSQL.descending,
+                     lower, upper, limit)
     }
 
     /// Up to `limit` messages with `lower < place < upper`, lowest first.
     private func ascending(from lower: Int64, to upper: Int64, limit: Int, budget: Int? = nil,
                            conversation: ConversationID) throws(StoreError) -> MessageRows {
-        try messageRows(conversation: conversation, capacity: limit, budget: budget, sql: PageSQL.ascending,
-                        lower, upper, limit)
+        try pageRows(conversation: conversation, capacity: limit, budget: budget, sql: PageSQL.ascending,
+                     lower, upper, limit)
     }
 
-    /// The message `id` as zero or one rows.
+    /// The message `id` as zero or one rows, read whole.
     func one(seq: Int64, id: Int64, conversation: ConversationID) throws(StoreError) -> MessageRows {
-        guard MessagePlace.holds(id) else { return MessageRows(conversationID: conversation) }
-        return try messageRows(conversation: conversation, capacity: 1, sql: """
-            SELECT \(StoredRows.messageColumns) FROM messages WHERE place = ?
-            """, MessagePlace.of(seq: seq, id: id))
+        var rows = MessageRows(conversationID: conversation)
+        guard MessagePlace.holds(id) else { return rows }
+        try sqlite { () throws(SQLiteError) in try appendWhole(place: MessagePlace.of(seq: seq, id: id), to: &rows) }
+        return rows
     }
 
-    /// Runs a cached query selecting `StoredRows.messageColumns` and keeps
-    /// its rows, stopping once their text passes `budget` (see
-    /// `PageQuery.byteBudget`: only for reads that walk away from a cursor).
-    private func messageRows(conversation: ConversationID, capacity: Int, budget: Int? = nil, sql: String,
-                             _ values: any SQLiteBindable...) throws(StoreError) -> MessageRows {
+    /// Runs a cached `PageSQL` query and keeps each row's stored JSON,
+    /// stopping once the rows' bytes pass `budget` (see
+    /// `PageQuery.byteBudget`: only for reads that walk away from a
+    /// cursor). A row without stored JSON (written before migration 0008
+    /// and not yet filled, or with a time no RFC 3339 year holds) is read
+    /// whole by a second statement: rare, and the answer is the same bytes
+    /// either way.
+    private func pageRows(conversation: ConversationID, capacity: Int, budget: Int?, sql: String,
+                          _ values: any SQLiteBindable...) throws(StoreError) -> MessageRows {
         try sqlite { () throws(SQLiteError) in
             var rows = MessageRows(conversationID: conversation)
             rows.reserveCapacity(capacity)
             let budget = budget ?? Int.max
             try connection.cachedStatement(sql: sql).run(values) { row throws(SQLiteError) -> Bool in
-                StoredRows.append(row, to: &rows)
+                if !StoredRows.appendStoredTail(row, to: &rows) {
+                    try appendWhole(place: row.int64(0), to: &rows)
+                }
                 return rows.textByteCount >= budget
             }
             return rows
+        }
+    }
+
+    /// The row at `place`, if any, with all of its columns.
+    private func appendWhole(place: Int64, to rows: inout MessageRows) throws(SQLiteError) {
+        try connection.cachedStatement(sql: PageSQL.whole).run([place]) { row throws(SQLiteError) in
+            StoredRows.append(row, to: &rows)
         }
     }
 

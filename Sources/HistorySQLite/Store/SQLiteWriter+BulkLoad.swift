@@ -44,13 +44,16 @@ extension SQLiteWriter {
                 counters.appended += 1
                 let version = counters.version
                 let fingerprint = new.clientID == nil ? nil : ClientFingerprint.of(sender: new.sender, body: new.body)
+                let tail = MessageJSONTail.encode(MessageJSONTail.Fields(
+                    sender: new.sender, body: new.body, createdAt: Timestamp(millisecondsSinceEpoch: createdAt),
+                    editedAt: nil, deleted: false, replyTo: new.replyTo, clientID: new.clientID, version: version))
                 try sqlite { () throws(SQLiteError) in
                     try connection.cachedStatement(sql: """
                         INSERT INTO messages (place, sender, body, created_at, reply_to,
-                                              client_id, client_fingerprint, created_version, version)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                              client_id, client_fingerprint, created_version, version, json_tail)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """).execute(MessagePlace.of(seq: seq, id: firstID + Int64(offset)), new.sender, new.body, createdAt, new.replyTo,
-                                     new.clientID, fingerprint, version, version)
+                                     new.clientID, fingerprint, version, version, tail)
                 }
                 try insertChange(.message(.created, id: firstID + Int64(offset), seq: seq,
                                           activity: before + Int64(offset) + 1))

@@ -1,6 +1,9 @@
 import HistoryStore
 /// Appending, editing and deleting messages, inside the batch transaction;
-/// each makes at most one write, after all of its checks passed.
+/// each makes at most one write, after all of its checks passed, and that
+/// write sets the row's stored JSON (`json_tail`, `MessageJSONTail`) from
+/// the same `Message` it answers with, so a page shows what the write
+/// answered.
 extension SQLiteWriter {
     func append(_ new: NewMessage, to conversation: ConversationID, access: AccessCheck = .admin) throws(StoreError) -> AppendOutcome {
         guard let seq = try seq(of: conversation) else { throw .conversationNotFound(conversation) }
@@ -38,23 +41,24 @@ extension SQLiteWriter {
         // Taken before the INSERT and never given back: if the statement
         // fails the id is simply skipped (gaps are allowed, reuse is not).
         let id = try takeMessageIDs(1).lowerBound
-        let createdAt = creationTime()
+        let message = Message(id: id, conversationID: conversation, sender: new.sender, body: new.body,
+                              createdAt: creationTime(), editedAt: nil, deleted: false, replyTo: new.replyTo,
+                              clientID: new.clientID, version: counters.version)
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
                 INSERT INTO messages (place, sender, body, created_at, reply_to,
-                                      client_id, client_fingerprint, created_version, version)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(MessagePlace.of(seq: seq, id: id), new.sender, new.body, createdAt.millisecondsSinceEpoch, new.replyTo,
-                             new.clientID, fingerprint, counters.version, counters.version)
+                                      client_id, client_fingerprint, created_version, version, json_tail)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(MessagePlace.of(seq: seq, id: id), new.sender, new.body, message.createdAt.millisecondsSinceEpoch,
+                             new.replyTo, new.clientID, fingerprint, counters.version, counters.version,
+                             MessageJSONTail.encode(message))
         }
         counters.appended += 1
         counters.firstAppendedID = counters.firstAppendedID ?? id
         counters.lastAppendedID = id
         pending[seq] = counters
         batchChanges.append(.message(.created, id: id, seq: seq, activity: counters.activity))
-        return .created(Message(id: id, conversationID: conversation, sender: new.sender, body: new.body,
-                                createdAt: createdAt, editedAt: nil, deleted: false, replyTo: new.replyTo,
-                                clientID: new.clientID, version: counters.version))
+        return .created(message)
     }
 
     func edit(messageID: Int64, in conversation: ConversationID, body: String,
@@ -64,18 +68,18 @@ extension SQLiteWriter {
         var counters = try self.counters(seq: seq, id: conversation)
         try counters.advanceVersion()
         counters.activity = try takeActivity()
-        let editedAt = Timestamp.now()
+        var edited = current
+        edited.body = body
+        edited.editedAt = Timestamp.now()
+        edited.version = counters.version
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
-                UPDATE messages SET body = ?, edited_at = ?, version = ? WHERE place = ?
-                """).execute(body, editedAt.millisecondsSinceEpoch, counters.version, MessagePlace.of(seq: seq, id: messageID))
+                UPDATE messages SET body = ?, edited_at = ?, version = ?, json_tail = ? WHERE place = ?
+                """).execute(body, edited.editedAt?.millisecondsSinceEpoch, counters.version, MessageJSONTail.encode(edited),
+                             MessagePlace.of(seq: seq, id: messageID))
         }
         pending[seq] = counters
         batchChanges.append(.message(.edited, id: messageID, seq: seq, activity: counters.activity))
-        var edited = current
-        edited.body = body
-        edited.editedAt = editedAt
-        edited.version = counters.version
         return edited
     }
 
@@ -90,17 +94,18 @@ extension SQLiteWriter {
         var counters = try self.counters(seq: seq, id: conversation)
         try counters.advanceVersion()
         counters.activity = try takeActivity()
-        try sqlite { () throws(SQLiteError) in
-            try connection.cachedStatement(sql: """
-                UPDATE messages SET body = '', client_fingerprint = NULL, deleted = 1, version = ? WHERE place = ?
-                """).execute(counters.version, MessagePlace.of(seq: seq, id: messageID))
-        }
-        pending[seq] = counters
-        batchChanges.append(.message(.deleted, id: messageID, seq: seq, activity: counters.activity))
         var tombstone = current
         tombstone.body = ""
         tombstone.deleted = true
         tombstone.version = counters.version
+        try sqlite { () throws(SQLiteError) in
+            try connection.cachedStatement(sql: """
+                UPDATE messages SET body = '', client_fingerprint = NULL, deleted = 1, version = ?, json_tail = ?
+                WHERE place = ?
+                """).execute(counters.version, MessageJSONTail.encode(tombstone), MessagePlace.of(seq: seq, id: messageID))
+        }
+        pending[seq] = counters
+        batchChanges.append(.message(.deleted, id: messageID, seq: seq, activity: counters.activity))
         return tombstone
     }
 

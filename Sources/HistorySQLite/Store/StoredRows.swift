@@ -9,6 +9,21 @@ package enum StoredRows {
     static let messageColumns =
         "place, sender, body, created_at, edited_at, deleted, reply_to, client_id, version"
 
+    /// Columns 0...1 of a page's row: its place and its stored JSON
+    /// (`json_tail`, migrations/0008), which is all a page writes of it.
+    /// Two columns instead of nine: SQLite's column work, the record and
+    /// the escaping were a fifth of a deep page's CPU (docs/performance.md,
+    /// "Stored JSON").
+    static let pageColumns = "place, json_tail"
+
+    /// A row of `pageColumns` appended to `rows`; false, and nothing
+    /// appended, when the row has no stored JSON.
+    static func appendStoredTail(_ row: SQLiteRow, to rows: inout MessageRows) -> Bool {
+        guard let tail = row.optionalTextBytes(1) else { return false }
+        rows.append(id: messageID(row), storedTail: tail)
+        return true
+    }
+
     /// Column 0 of `messageColumns`: the message's id, out of its place.
     static func messageID(_ row: SQLiteRow) -> Int64 {
         row.int64(0) & MessagePlace.maximumID
@@ -27,6 +42,16 @@ package enum StoredRows {
             clientID: row.optionalString(7),
             version: row.int64(8)
         )
+    }
+
+    /// Columns 1...8 of a message row as the fields its stored JSON holds.
+    static func tailFields(_ row: SQLiteRow) -> MessageJSONTail.Fields {
+        MessageJSONTail.Fields(
+            sender: row.string(1), body: row.string(2),
+            createdAt: Timestamp(millisecondsSinceEpoch: row.int64(3)),
+            editedAt: row.optionalInt64(4).map(Timestamp.init(millisecondsSinceEpoch:)),
+            deleted: row.bool(5), replyTo: row.optionalInt64(6), clientID: row.optionalString(7),
+            version: row.int64(8))
     }
 
     /// Columns 0...8 of a message row appended to `rows`, text copied

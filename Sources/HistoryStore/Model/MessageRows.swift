@@ -32,6 +32,11 @@ public struct MessageRows: Sendable {
         public var sender: Range<Int>
         public var body: Range<Int>
         public var clientID: Range<Int>?
+        /// The message's stored JSON from `"sender"` on (`MessageJSONTail`),
+        /// when the store read that instead of the columns: then the
+        /// fields above other than `id` are not read, and `message(at:)`
+        /// decodes the tail.
+        public var storedTail: Range<Int>? = nil
     }
 
     /// The conversation every record belongs to.
@@ -52,8 +57,9 @@ public struct MessageRows: Sendable {
     }
 
     public var count: Int { records.count }
-    /// The bytes of every sender, body and client id held: less than the
-    /// JSON they become, which quotes and escapes them.
+    /// The bytes of every sender, body and client id held, or of the stored
+    /// tails that hold them: no more than the JSON they become, which
+    /// quotes and escapes them.
     package var textByteCount: Int { text.count }
     public var isEmpty: Bool { records.isEmpty }
 
@@ -65,6 +71,17 @@ public struct MessageRows: Sendable {
     /// The record at `index` as a `Message`.
     public func message(at index: Int) -> Message {
         let record = records[index]
+        if let tail = record.storedTail {
+            // A tail this code did not write (a file edited by other means)
+            // has no fields to give: the message is shown empty here, as
+            // its bytes are shown as stored on the page path.
+            let fields = text.withUnsafeBufferPointer { MessageJSONTail.decode(UnsafeBufferPointer(rebasing: $0[tail])) }
+                ?? MessageJSONTail.Fields(sender: "", body: "", createdAt: Timestamp(millisecondsSinceEpoch: 0),
+                                          editedAt: nil, deleted: false, replyTo: nil, clientID: nil, version: 0)
+            return Message(id: record.id, conversationID: conversationID, sender: fields.sender, body: fields.body,
+                           createdAt: fields.createdAt, editedAt: fields.editedAt, deleted: fields.deleted,
+                           replyTo: fields.replyTo, clientID: fields.clientID, version: fields.version)
+        }
         return Message(id: record.id, conversationID: conversationID,
                        sender: string(record.sender), body: string(record.body),
                        createdAt: record.createdAt, editedAt: record.editedAt, deleted: record.deleted,
@@ -87,6 +104,13 @@ public struct MessageRows: Sendable {
                               sender: store(sender), body: store(body), clientID: clientID.map { store($0) }))
     }
 
+    /// Appends a row read as its id and stored tail only (`MessageJSONTail`).
+    package mutating func append(id: Int64, storedTail: UnsafeBufferPointer<UInt8>) {
+        records.append(Record(id: id, createdAt: Timestamp(millisecondsSinceEpoch: 0), editedAt: nil, deleted: false,
+                              replyTo: nil, version: 0, sender: 0..<0, body: 0..<0, clientID: nil,
+                              storedTail: store(storedTail)))
+    }
+
     /// Appends `other`'s record at `index` (same conversation), text included.
     package mutating func append(_ other: MessageRows, at index: Int) {
         var record = other.records[index]
@@ -94,6 +118,7 @@ public struct MessageRows: Sendable {
             record.sender = store(UnsafeBufferPointer(rebasing: source[record.sender]))
             record.body = store(UnsafeBufferPointer(rebasing: source[record.body]))
             record.clientID = record.clientID.map { store(UnsafeBufferPointer(rebasing: source[$0])) }
+            record.storedTail = record.storedTail.map { store(UnsafeBufferPointer(rebasing: source[$0])) }
         }
         records.append(record)
     }
