@@ -10,7 +10,9 @@
 #   scripts/bench_access_cpu.sh OLD/.build/release [OUT_DIR]     # about 10 minutes
 #
 # Environment: ROUNDS (3), DURATION (15s), CONVERSATIONS (200), MESSAGES
-# (400000), STORES ("sqlite postgres"), PGBIN. Loopback only; everything it
+# (400000), STORES ("sqlite postgres"), MODES ("open tokens"), SCENARIO
+# (deep: pages from 32 clients; post: appends from 64 posters on 64
+# conversations, CPU per append), PGBIN. Loopback only; everything it
 # starts is stopped and deleted on exit.
 set -euo pipefail
 
@@ -19,6 +21,13 @@ bench_two_builds bench_access_cpu.sh history-access-bench "$@"
 ROUNDS="${ROUNDS:-3}"
 DURATION="${DURATION:-15s}"
 STORES="${STORES:-sqlite postgres}"
+MODES="${MODES:-open tokens}"
+SCENARIO="${SCENARIO:-deep}"
+case "$SCENARIO" in
+    deep) SCENARIO_ARGS=(--scenario deep --clients 32) ;;
+    post) SCENARIO_ARGS=(--scenario post --clients 64 --live-conversations 64) ;;
+    *) echo "SCENARIO is deep or post, not $SCENARIO" >&2; exit 2 ;;
+esac
 read -r PGPORT PORT <<<"$(free_ports 2)"
 
 bench_seed_arguments
@@ -64,7 +73,7 @@ measure() { # round store build mode
     [ "$store" = postgres ] && before_pg=$(cpu_seconds "$(postmaster)" postgres)
     # Identity answers (--no-gzip): builds before gzip have none, and the
     # access check is measured, not the compression.
-    "$NEW/history-load" run --url "http://127.0.0.1:$PORT" --scenario deep --clients 32 --duration "$DURATION" \
+    "$NEW/history-load" run --url "http://127.0.0.1:$PORT" "${SCENARIO_ARGS[@]}" --duration "$DURATION" \
         "${load[@]}" --no-gzip --quiet --json "$OUT/$name.json" >"$OUT/$name.txt"
     after=$(cpu_seconds "$pid")
     [ "$store" = postgres ] && after_pg=$(cpu_seconds "$(postmaster)" postgres)
@@ -85,7 +94,7 @@ for round in $(seq 1 "$ROUNDS"); do
     order="old new"; [ $((round % 2)) = 0 ] && order="new old"
     for store in $STORES; do
         for build in $order; do
-            for mode in open tokens; do
+            for mode in $MODES; do
                 log "round $round: $store, $build build, $mode mode"
                 measure "$round" "$store" "$build" "$mode"
             done
@@ -107,20 +116,23 @@ for name, per_second, server, postgres, _ in rows:
     cpu[store, build, mode].append(float(server) + float(postgres))
     rate[store, build, mode].append(float(per_second))
 for store in sorted({key[0] for key in cpu}):
-    print(f"{store}: median CPU per deep page (server + database), pages/s")
+    print(f"{store}: median CPU per request (server + database), requests/s")
+    modes = [mode for mode in ("open", "tokens") if cpu[store, "new", mode]]
     for build in ("old", "new"):
-        for mode in ("open", "tokens"):
+        for mode in modes:
             key = (store, build, mode)
             print(f"  {build:3} {mode:6} {statistics.median(cpu[key]):7.1f} us  {statistics.median(rate[key]):8.0f}/s")
-    old_tokens, new_tokens = statistics.median(cpu[store, "old", "tokens"]), statistics.median(cpu[store, "new", "tokens"])
-    new_open = statistics.median(cpu[store, "new", "open"])
-    print(f"  tokens mode, new against old: {100 * (new_tokens / old_tokens - 1):+.1f}% CPU per page")
-    print(f"  new build, tokens against open: {100 * (new_tokens / new_open - 1):+.1f}% CPU per page")
+    if "tokens" in modes:
+        old_tokens, new_tokens = statistics.median(cpu[store, "old", "tokens"]), statistics.median(cpu[store, "new", "tokens"])
+        print(f"  tokens mode, new against old: {100 * (new_tokens / old_tokens - 1):+.1f}% CPU per request")
+    if modes == ["open", "tokens"]:
+        new_open = statistics.median(cpu[store, "new", "open"])
+        print(f"  new build, tokens against open: {100 * (new_tokens / new_open - 1):+.1f}% CPU per request")
     # Paired by round (each round runs both builds back to back): the
     # machine's drift within a sitting cancels out of each pair, so the
     # median of the rounds' ratios, and how many rounds the new build won,
     # say more than the ratio of two medians when rounds move 25%.
-    for mode in ("open", "tokens"):
+    for mode in modes:
         pairs = list(zip(cpu[store, "old", mode], cpu[store, "new", mode]))
         ratios = [new / old for old, new in pairs if old > 0]
         if not ratios:

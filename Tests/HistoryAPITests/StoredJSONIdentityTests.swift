@@ -114,6 +114,23 @@ struct StoredJSONIdentityTests {
         }
     }
 
+    /// Pages serve the stored bytes as they are, so a file edited by other
+    /// means to hold other bytes there is found by the integrity check.
+    @Test func theIntegrityCheckFindsAStoredTailThatIsNotItsColumns() async throws {
+        try await withTemporaryStore { store in
+            _ = try await store.createConversation(id: Self.conversation)
+            for body in ["one", "two", "three"] {
+                _ = try await store.append(NewMessage(sender: "ana", body: body), to: Self.conversation)
+            }
+            #expect(try store.checkIntegrity() == ["ok"])
+            store.withWriterConnection { connection in
+                try? connection.execute(sql: "UPDATE messages SET body = 'changed' WHERE id = 2")
+            }
+            let findings = try store.checkIntegrity()
+            #expect(findings.count == 1 && findings[0].hasPrefix("message 2 of conversation seq 1:"), "\(findings)")
+        }
+    }
+
     // MARK: - The encoder alone
 
     /// Random fields over every escape, both booleans, absent and present

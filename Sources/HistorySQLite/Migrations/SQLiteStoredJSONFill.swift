@@ -45,4 +45,19 @@ enum SQLiteStoredJSONFill {
             }
         }
     }
+
+    /// The places of up to `limit` rows whose stored JSON differs from what
+    /// their columns encode to (a missing one where one can be encoded
+    /// included): every row is read, for `checkIntegrity` only.
+    static func differingRows(_ connection: SQLiteConnection, limit: Int) throws(SQLiteError) -> [Int64] {
+        var places: [Int64] = []
+        try connection.makeStatement(sql: "SELECT \(StoredRows.messageColumns), json_tail FROM messages ORDER BY place")
+            .run([]) { row throws(SQLiteError) -> Bool in
+                if MessageJSONTail.encode(StoredRows.tailFields(row)) != row.optionalString(9) {
+                    places.append(row.int64(0))
+                }
+                return places.count >= limit
+            }
+        return places
+    }
 }

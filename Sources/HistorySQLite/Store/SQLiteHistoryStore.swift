@@ -226,12 +226,22 @@ extension SQLiteHistoryStore {
         return try backendOnFile.withReader { connection throws(StoreError) -> T in body(connection) }
     }
 
-    /// `PRAGMA integrity_check`: `["ok"]` for a sound file, else SQLite's findings.
+    /// `PRAGMA integrity_check`, then every message's stored JSON against
+    /// its columns: `["ok"]` for a sound file, else SQLite's findings or
+    /// the first rows whose stored JSON is not what their columns encode
+    /// to. Pages serve the stored bytes as they are (`MessageJSONTail`), so
+    /// a file edited by other means is found here, not by a client.
     public func checkIntegrity() throws(StoreError) -> [String] {
         guard !closed else { throw .closed }
         return try backendOnFile.withReader { connection throws(StoreError) -> [String] in
             try sqlite { () throws(SQLiteError) in
-                try connection.makeStatement(sql: "PRAGMA integrity_check").rows { $0.string(0) }
+                let findings = try connection.makeStatement(sql: "PRAGMA integrity_check").rows { $0.string(0) }
+                guard findings == ["ok"] else { return findings }
+                let differing = try SQLiteStoredJSONFill.differingRows(connection, limit: 10)
+                return differing.isEmpty ? ["ok"] : differing.map { place in
+                    "message \(place & MessagePlace.maximumID) of conversation seq \(place >> MessagePlace.idBits): "
+                        + "its stored JSON is not what its columns encode to"
+                }
             }
         }
     }
