@@ -1,6 +1,7 @@
 import Foundation
 import HistoryStore
 import HistoryTestSupport
+import HTTPCore
 import Testing
 @testable import HistoryAPI
 @testable import HistorySQLite
@@ -111,6 +112,37 @@ struct StoredJSONIdentityTests {
             #expect(page.rows.records.allSatisfy { $0.storedTail != nil })
             #expect(page.messages.map(\.body) == ["old \"1231\"\n", "old \"1232\"\n", "old \"1233\"\n"])
             #expect(page.messages.map(\.createdAt.millisecondsSinceEpoch) == [1_795_255_201_231, 1_795_255_201_232, 1_795_255_201_233])
+        }
+    }
+
+    /// Over real sockets, on whichever store the server runs: every message
+    /// is the same bytes inside its page (SQLite: the stored JSON) as in the
+    /// answer of `GET .../messages/{id}` (read from its columns), after
+    /// appends with escapes, an edit and a delete.
+    @Test func eachMessageIsTheSameBytesInItsPageAsAlone() throws {
+        try withRunningServer { (client: HTTPClientConnection) in
+            #expect(try client.post("/v1/conversations", #"{"id":"bytes"}"#).status == 201)
+            let bodies = [#"quote \" backslash \\ slash /"#,
+                          #"tab\tline\nU+0001 \u0001 U+2028 \u2028 emoji 😀 nul \u0000 del \u007f"#, "plain"]
+            var ids: [Int] = []
+            for (index, body) in bodies.enumerated() {
+                let answer = try client.post("/v1/conversations/bytes/messages",
+                                             #"{"sender":"b\u00e9la","body":"\#(body)","client_id":"c\#(index)\t"}"#)
+                #expect(answer.status == 201)
+                let object = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
+                ids.append(try #require(object?["id"] as? Int))
+            }
+            #expect(try client.patch("/v1/conversations/bytes/messages/\(ids[0])", #"{"body":"edited \u0002"}"#).status == 200)
+            #expect(try client.delete("/v1/conversations/bytes/messages/\(ids[1])").status == 200)
+            let page = try client.get("/v1/conversations/bytes/messages?limit=10")
+            #expect(page.status == 200)
+            let pageText = String(decoding: page.body, as: UTF8.self)
+            for id in ids {
+                let alone = try client.get("/v1/conversations/bytes/messages/\(id)")
+                #expect(alone.status == 200)
+                let text = String(decoding: alone.body, as: UTF8.self)
+                #expect(pageText.contains(text), "message \(id): \(text) is not in \(pageText)")
+            }
         }
     }
 
