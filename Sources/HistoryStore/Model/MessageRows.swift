@@ -1,6 +1,7 @@
 /// The messages of one conversation as the store read them: the fixed-size
 /// fields of each row in one array, and every row's text (sender, body,
-/// client id) back to back in one byte buffer.
+/// client id) back to back in one byte buffer; or, for a SQLite page, each
+/// row's id and its stored JSON (`Record.storedTail`) in that buffer.
 ///
 /// Why not `[Message]`: a page is the hot path, and a `Message` costs a
 /// heap-allocated, UTF-8-checked `String` per body plus reference counting
