@@ -197,7 +197,9 @@ struct StoredJSONIdentityTests {
             utf8.withUnsafeBufferPointer { rows.append(id: message.id, storedTail: $0) }
             #expect(rows.message(at: 0) == message)
             utf8.removeLast()
-            #expect(utf8.withUnsafeBufferPointer { MessageJSONTail.decode($0) } == nil, "a cut tail is not read")
+            #expect(utf8.withUnsafeBufferPointer {
+                MessageJSONTail.decode($0, id: message.id, conversationID: Self.conversation)
+            } == nil, "a cut tail is not read")
         }
     }
 

@@ -27,9 +27,10 @@ enum SQLiteStoredJSONFill {
         while true {
             let rows = try sqlite { () throws(SQLiteError) in
                 try connection.cachedStatement(sql: """
-                    SELECT \(StoredRows.messageColumns) FROM messages INDEXED BY messages_without_json_tail
-                    WHERE json_tail IS NULL AND place > ? ORDER BY place LIMIT \(batchSize)
-                    """).rows(after) { row in (place: row.int64(0), tail: MessageJSONTail.encode(StoredRows.tailFields(row))) }
+                    SELECT \(withConversationID) FROM messages AS m INDEXED BY messages_without_json_tail
+                    JOIN conversations AS c ON c.seq = m.conversation_seq
+                    WHERE m.json_tail IS NULL AND m.place > ? ORDER BY m.place LIMIT \(batchSize)
+                    """).rows(after) { row in (place: row.int64(0), tail: expectedTail(row)) }
             }
             guard let last = rows.last else { return filled }
             after = last.place
@@ -51,13 +52,28 @@ enum SQLiteStoredJSONFill {
     /// included): every row is read, for `checkIntegrity` only.
     static func differingRows(_ connection: SQLiteConnection, limit: Int) throws(SQLiteError) -> [Int64] {
         var places: [Int64] = []
-        try connection.makeStatement(sql: "SELECT \(StoredRows.messageColumns), json_tail FROM messages ORDER BY place")
-            .run([]) { row throws(SQLiteError) -> Bool in
-                if MessageJSONTail.encode(StoredRows.tailFields(row)) != row.optionalString(9) {
+        try connection.makeStatement(sql: """
+            SELECT \(withConversationID), m.json_tail FROM messages AS m
+            JOIN conversations AS c ON c.seq = m.conversation_seq ORDER BY m.place
+            """).run([]) { row throws(SQLiteError) -> Bool in
+                if expectedTail(row) != row.optionalString(10) {
                     places.append(row.int64(0))
                 }
                 return places.count >= limit
             }
         return places
+    }
+
+    /// `StoredRows.messageColumns` of `messages AS m`, then (column 9) the
+    /// public id of its conversation (`c`), which `Message` carries.
+    private static let withConversationID =
+        StoredRows.messageColumns.split(separator: ", ").map { "m.\($0)" }.joined(separator: ", ") + ", c.id"
+
+    /// The tail a row of `withConversationID` should store; nil when it can
+    /// have none, or when its conversation's stored id is not a valid one
+    /// (only validated ids are inserted).
+    private static func expectedTail(_ row: SQLiteRow) -> String? {
+        guard let conversation = ConversationID(row.string(9)) else { return nil }
+        return MessageJSONTail.encode(StoredRows.message(row, in: conversation))
     }
 }

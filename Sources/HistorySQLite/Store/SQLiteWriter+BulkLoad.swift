@@ -44,9 +44,10 @@ extension SQLiteWriter {
                 counters.appended += 1
                 let version = counters.version
                 let fingerprint = new.clientID == nil ? nil : ClientFingerprint.of(sender: new.sender, body: new.body)
-                let tail = MessageJSONTail.encode(MessageJSONTail.Fields(
-                    sender: new.sender, body: new.body, createdAt: Timestamp(millisecondsSinceEpoch: createdAt),
-                    editedAt: nil, deleted: false, replyTo: new.replyTo, clientID: new.clientID, version: version))
+                let tail = MessageJSONTail.encode(Message(
+                    id: firstID + Int64(offset), conversationID: conversation, sender: new.sender, body: new.body,
+                    createdAt: Timestamp(millisecondsSinceEpoch: createdAt), editedAt: nil, deleted: false,
+                    replyTo: new.replyTo, clientID: new.clientID, version: version))
                 try sqlite { () throws(SQLiteError) in
                     try connection.cachedStatement(sql: """
                         INSERT INTO messages (place, sender, body, created_at, reply_to,

@@ -44,16 +44,6 @@ package enum StoredRows {
         )
     }
 
-    /// Columns 1...8 of a message row as the fields its stored JSON holds.
-    static func tailFields(_ row: SQLiteRow) -> MessageJSONTail.Fields {
-        MessageJSONTail.Fields(
-            sender: row.string(1), body: row.string(2),
-            createdAt: Timestamp(millisecondsSinceEpoch: row.int64(3)),
-            editedAt: row.optionalInt64(4).map(Timestamp.init(millisecondsSinceEpoch:)),
-            deleted: row.bool(5), replyTo: row.optionalInt64(6), clientID: row.optionalString(7),
-            version: row.int64(8))
-    }
-
     /// Columns 0...8 of a message row appended to `rows`, text copied
     /// straight from SQLite's buffers (no String per column).
     static func append(_ row: SQLiteRow, to rows: inout MessageRows) {

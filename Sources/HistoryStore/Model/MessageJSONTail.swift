@@ -20,55 +20,25 @@
 /// of absent value and the extreme times; a difference would show a client
 /// other bytes for the same message depending on the page it came in.
 package enum MessageJSONTail {
-    /// The fields the tail holds, as `decode` reads them back.
-    package struct Fields: Hashable, Sendable {
-        package var sender: String
-        package var body: String
-        package var createdAt: Timestamp
-        package var editedAt: Timestamp?
-        package var deleted: Bool
-        package var replyTo: Int64?
-        package var clientID: String?
-        package var version: Int64
-
-        package init(sender: String, body: String, createdAt: Timestamp, editedAt: Timestamp?, deleted: Bool,
-                     replyTo: Int64?, clientID: String?, version: Int64) {
-            self.sender = sender
-            self.body = body
-            self.createdAt = createdAt
-            self.editedAt = editedAt
-            self.deleted = deleted
-            self.replyTo = replyTo
-            self.clientID = clientID
-            self.version = version
-        }
-    }
-
-    /// The tail of `message`; nil when it has none (see `encode(_:)` below).
+    /// The tail of `message` (its id and conversation are not in it), or
+    /// nil when a time lies outside the years 0 to 9999 that the RFC 3339
+    /// form can write: `Timestamp` clamps those years, so the stored bytes
+    /// could not be read back as the row's values. Such a row (only a file
+    /// written by other means holds one) is read whole.
     package static func encode(_ message: Message) -> String? {
-        encode(Fields(sender: message.sender, body: message.body, createdAt: message.createdAt,
-                      editedAt: message.editedAt, deleted: message.deleted, replyTo: message.replyTo,
-                      clientID: message.clientID, version: message.version))
-    }
-
-    /// The tail, or nil when a time lies outside the years 0 to 9999 that
-    /// the RFC 3339 form can write: `Timestamp` clamps those years, so the
-    /// stored bytes could not be read back as the row's values. Such a row
-    /// (only a file written by other means holds one) is read whole.
-    package static func encode(_ fields: Fields) -> String? {
-        guard representable.contains(fields.createdAt.millisecondsSinceEpoch),
-              fields.editedAt.map({ representable.contains($0.millisecondsSinceEpoch) }) ?? true
+        guard representable.contains(message.createdAt.millisecondsSinceEpoch),
+              message.editedAt.map({ representable.contains($0.millisecondsSinceEpoch) }) ?? true
         else { return nil }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(200 + fields.sender.utf8.count + fields.body.utf8.count + (fields.clientID?.utf8.count ?? 0))
+        bytes.reserveCapacity(200 + message.sender.utf8.count + message.body.utf8.count + (message.clientID?.utf8.count ?? 0))
         append(#""sender":"#, to: &bytes)
-        appendString(fields.sender, to: &bytes)
+        appendString(message.sender, to: &bytes)
         append(#","body":"#, to: &bytes)
-        appendString(fields.body, to: &bytes)
+        appendString(message.body, to: &bytes)
         append(#","created_at":""#, to: &bytes)
-        fields.createdAt.appendRFC3339(to: &bytes)
+        message.createdAt.appendRFC3339(to: &bytes)
         append(#"","edited_at":"#, to: &bytes)
-        if let editedAt = fields.editedAt {
+        if let editedAt = message.editedAt {
             bytes.append(UInt8(ascii: "\""))
             editedAt.appendRFC3339(to: &bytes)
             bytes.append(UInt8(ascii: "\""))
@@ -76,13 +46,13 @@ package enum MessageJSONTail {
             append("null", to: &bytes)
         }
         append(#","deleted":"#, to: &bytes)
-        append(fields.deleted ? "true" : "false", to: &bytes)
+        append(message.deleted ? "true" : "false", to: &bytes)
         append(#","reply_to":"#, to: &bytes)
-        append(fields.replyTo.map { String($0) } ?? "null", to: &bytes)
+        append(message.replyTo.map { String($0) } ?? "null", to: &bytes)
         append(#","client_id":"#, to: &bytes)
-        if let clientID = fields.clientID { appendString(clientID, to: &bytes) } else { append("null", to: &bytes) }
+        if let clientID = message.clientID { appendString(clientID, to: &bytes) } else { append("null", to: &bytes) }
         append(#","version":"#, to: &bytes)
-        append(String(fields.version), to: &bytes)
+        append(String(message.version), to: &bytes)
         bytes.append(UInt8(ascii: "}"))
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -128,11 +98,12 @@ package enum MessageJSONTail {
 
     // MARK: - Reading back
 
-    /// The fields of a tail `encode` wrote; nil for any other bytes (a file
-    /// edited by other means). Only for callers that want `Message` values
-    /// from a page (`MessageRows.message(at:)`); the page path copies the
-    /// bytes and never reads them.
-    package static func decode(_ bytes: UnsafeBufferPointer<UInt8>) -> Fields? {
+    /// The message `id` of `conversationID` whose tail `encode` wrote; nil
+    /// for any other bytes (a file edited by other means). Only for callers
+    /// that want `Message` values from a page (`MessageRows.message(at:)`);
+    /// the page path copies the bytes and never reads them.
+    package static func decode(_ bytes: UnsafeBufferPointer<UInt8>, id: Int64,
+                               conversationID: ConversationID) -> Message? {
         var reader = Reader(bytes: bytes)
         guard reader.expect(#""sender":"#), let sender = reader.string(),
               reader.expect(#","body":"#), let body = reader.string(),
@@ -161,8 +132,8 @@ package enum MessageJSONTail {
         }
         guard reader.expect(#","version":"#), let version = reader.integer(), reader.expect("}"), reader.atEnd
         else { return nil }
-        return Fields(sender: sender, body: body, createdAt: createdAt, editedAt: editedAt, deleted: deleted,
-                      replyTo: replyTo, clientID: clientID, version: version)
+        return Message(id: id, conversationID: conversationID, sender: sender, body: body, createdAt: createdAt,
+                       editedAt: editedAt, deleted: deleted, replyTo: replyTo, clientID: clientID, version: version)
     }
 
     /// A strict reader of exactly what `encode` writes.

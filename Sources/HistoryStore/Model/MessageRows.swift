@@ -76,12 +76,11 @@ public struct MessageRows: Sendable {
             // A tail this code did not write (a file edited by other means)
             // has no fields to give: the message is shown empty here, as
             // its bytes are shown as stored on the page path.
-            let fields = text.withUnsafeBufferPointer { MessageJSONTail.decode(UnsafeBufferPointer(rebasing: $0[tail])) }
-                ?? MessageJSONTail.Fields(sender: "", body: "", createdAt: Timestamp(millisecondsSinceEpoch: 0),
-                                          editedAt: nil, deleted: false, replyTo: nil, clientID: nil, version: 0)
-            return Message(id: record.id, conversationID: conversationID, sender: fields.sender, body: fields.body,
-                           createdAt: fields.createdAt, editedAt: fields.editedAt, deleted: fields.deleted,
-                           replyTo: fields.replyTo, clientID: fields.clientID, version: fields.version)
+            return text.withUnsafeBufferPointer {
+                MessageJSONTail.decode(UnsafeBufferPointer(rebasing: $0[tail]), id: record.id, conversationID: conversationID)
+            } ?? Message(id: record.id, conversationID: conversationID, sender: "", body: "",
+                         createdAt: Timestamp(millisecondsSinceEpoch: 0), editedAt: nil, deleted: false,
+                         replyTo: nil, clientID: nil, version: 0)
         }
         return Message(id: record.id, conversationID: conversationID,
                        sender: string(record.sender), body: string(record.body),
