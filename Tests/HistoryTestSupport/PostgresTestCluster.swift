@@ -114,10 +114,12 @@ public final class PostgresTestCluster: Sendable {
     }
 
     /// Starts the server (again, after `stop`) and waits until it accepts
-    /// connections.
+    /// connections. `track_activity_query_size` holds the store's longest
+    /// statements whole in `pg_stat_activity`, where tests read what a
+    /// session is running (the default keeps only the first 1 KiB).
     public func start() throws {
         let options = "-p \(port) -k '\(directory.path)' -c listen_addresses=127.0.0.1 -c fsync=off"
-            + " -c max_connections=400 -c shared_buffers=32MB"
+            + " -c max_connections=400 -c shared_buffers=32MB -c track_activity_query_size=8192"
         do {
             try run("pg_ctl", ["-D", dataDirectory, "-l", logPath, "-w", "-t", "120", "-o", options, "start"])
         } catch {

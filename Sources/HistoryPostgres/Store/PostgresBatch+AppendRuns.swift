@@ -24,8 +24,10 @@ extension PostgresBatch {
         let message: NewMessage
         let fingerprint: Int64?
         let version: Int64
-        /// The clock's time; the stored one may be later (`creationTimeSQL`).
+        /// The clock's time; the stored one may be later (`creationFloorSQL`).
         let createdAt: Timestamp
+        /// The stored JSON built with `createdAt` (kept only if that is the time stored).
+        let tail: String?
         /// Its `activity` value's place (PostgresBatch+Activity).
         let activityPlace: Int64
         let completion: @Sendable (Result<AppendOutcome, StoreError>) -> Void
@@ -68,8 +70,13 @@ extension PostgresBatch {
         // Counted now, so the next append to the conversation counts this one.
         changed.appended += 1
         touch(changed)
+        let createdAt = Timestamp.now()
+        let tail = MessageJSONTail.encode(Message(id: 0, conversationID: conversation, sender: new.sender, body: new.body,
+                                                  createdAt: createdAt, editedAt: nil, deleted: false, replyTo: nil,
+                                                  clientID: new.clientID, version: changed.version))
         bufferedAppends.append(BufferedAppend(answerIndex: answerIndex, seq: seq, conversation: conversation, message: new,
-                                              fingerprint: fingerprint, version: changed.version, createdAt: .now(),
+                                              fingerprint: fingerprint, version: changed.version,
+                                              createdAt: createdAt, tail: tail,
                                               activityPlace: changed.activityPlace ?? activityTaken,
                                               completion: completion))
         return .some(nil)
@@ -95,6 +102,7 @@ extension PostgresBatch {
             .text(PostgresArrayLiteral.int64s(run.map(\.version))),
             .storedTexts(run.map(\.message.clientID)),
             .text(PostgresArrayLiteral.int64s(run.map(\.fingerprint))),
+            .storedTexts(run.map(\.tail)),
         ]
         if movesCounter { parameters.append(.int64(activityTaken)) }
         let result = try connection.execute(
@@ -126,21 +134,22 @@ extension PostgresBatch {
     }
 
     /// `$1` how many, then arrays of seq, sender, body, created_at,
-    /// version, client_id, fingerprint in request order; the ids given, in
-    /// that order.
+    /// version, client_id, fingerprint and stored JSON (built with that
+    /// created_at, kept where it is the time stored) in request order; the
+    /// ids given, in that order.
     static let appendRunSQL = appendRun(counter: "", select: """
         SELECT n.id, i.created_at FROM numbered AS n JOIN inserted AS i ON i.id = n.id ORDER BY n.ord
         """)
 
-    /// `appendRunSQL`, and `$9`: how many values to move the activity
+    /// `appendRunSQL`, and `$10`: how many values to move the activity
     /// counter by; each id with the counter's new value (NULL when it had
     /// no room or no row). The row is locked within the statement, after
     /// every conversation lock the batch took before.
     static let appendRunMovingCounterSQL = appendRun(counter: """
         ,
         counter AS (
-            UPDATE activity_counter SET value = value + $9::bigint
-            WHERE id = 1 AND value <= 9223372036854775807 - $9::bigint RETURNING value)
+            UPDATE activity_counter SET value = value + $10::bigint
+            WHERE id = 1 AND value <= 9223372036854775807 - $10::bigint RETURNING value)
         """, select: """
         SELECT n.id, (SELECT value FROM counter), i.created_at FROM numbered AS n JOIN inserted AS i ON i.id = n.id
         ORDER BY n.ord
@@ -154,13 +163,16 @@ extension PostgresBatch {
             SELECT id, row_number() OVER (ORDER BY id) AS ord FROM taken),
         inserted AS (
             INSERT INTO messages (conversation_seq, id, sender, body, created_at, created_version, version,
-                                  client_id, client_fingerprint)
-            SELECT u.seq, n.id, u.sender, u.body,
-                   greatest(max(u.created_at) OVER (PARTITION BY u.seq ORDER BY u.ord), \(creationFloorSQL("u.seq"))),
-                   u.version, u.version, u.client_id, u.fingerprint
-            FROM unnest($2::bigint[], $3::bytea[], $4::bytea[], $5::bigint[], $6::bigint[], $7::bytea[], $8::bigint[])
-                 WITH ORDINALITY AS u(seq, sender, body, created_at, version, client_id, fingerprint, ord)
-            JOIN numbered AS n ON n.ord = u.ord
+                                  client_id, client_fingerprint, json_tail)
+            SELECT t.seq, t.id, t.sender, t.body, t.created_at, t.version, t.version, t.client_id, t.fingerprint,
+                   CASE WHEN t.created_at = t.clock THEN t.tail END
+            FROM (SELECT u.seq, n.id, u.sender, u.body, u.version, u.client_id, u.fingerprint, u.tail, u.created_at AS clock,
+                         greatest(max(u.created_at) OVER (PARTITION BY u.seq ORDER BY u.ord),
+                                  \(creationFloorSQL("u.seq"))) AS created_at
+                  FROM unnest($2::bigint[], $3::bytea[], $4::bytea[], $5::bigint[], $6::bigint[], $7::bytea[], $8::bigint[],
+                              $9::bytea[])
+                       WITH ORDINALITY AS u(seq, sender, body, created_at, version, client_id, fingerprint, tail, ord)
+                  JOIN numbered AS n ON n.ord = u.ord) AS t
             RETURNING id, created_at)\(counter)
         \(select)
         """

@@ -30,10 +30,15 @@ extension PostgresBatch {
         if let error = changed.advanceVersion() ?? changed.checkRoomForAppend() { return .failure(error) }
         let fingerprint = new.clientID.map { _ in ClientFingerprint.of(sender: new.sender, body: new.body) }
         let createdAt = Timestamp.now()
+        // The stored JSON holds the clock's time; the statement keeps it
+        // only if that is the time stored (`creationFloorSQL`).
+        let tail = MessageJSONTail.encode(Message(id: 0, conversationID: conversation, sender: new.sender, body: new.body,
+                                                  createdAt: createdAt, editedAt: nil, deleted: false, replyTo: new.replyTo,
+                                                  clientID: new.clientID, version: changed.version))
         let result = try connection.execute(connection.cachedStatement(sql: Self.appendSQL), [
             .int64(seq), .storedText(new.sender), .storedText(new.body), .int64(createdAt.millisecondsSinceEpoch),
             new.replyTo.map(PostgresValue.int64) ?? .null, .storedText(new.clientID),
-            fingerprint.map(PostgresValue.int64) ?? .null, .int64(changed.version),
+            fingerprint.map(PostgresValue.int64) ?? .null, .int64(changed.version), .storedText(tail),
         ])
         guard result.rowCount == 1 else {
             // Neither stored nor found by client_id: the reply target is missing.
@@ -67,7 +72,9 @@ extension PostgresBatch {
     }
 
     /// `$1` seq, `$2` sender, `$3` body, `$4` created_at, `$5` reply_to,
-    /// `$6` client_id, `$7` its fingerprint, `$8` the new version. One row:
+    /// `$6` client_id, `$7` its fingerprint, `$8` the new version, `$9` the
+    /// stored JSON built with `$4` (kept when `$4` is the time stored,
+    /// else NULL: the row is then read whole). One row:
     /// kind 0 and the new id (nextval taken under the conversation's lock,
     /// so ids of one conversation become visible in increasing order), or
     /// kind 1 and the earlier message with this client_id
@@ -79,10 +86,11 @@ extension PostgresBatch {
             WHERE $6::bytea IS NOT NULL AND conversation_seq = $1::bigint AND client_id = $6::bytea),
         inserted AS (
             INSERT INTO messages (conversation_seq, id, sender, body, created_at, reply_to,
-                                  client_id, client_fingerprint, created_version, version)
-            SELECT $1::bigint, nextval('message_ids'), $2::bytea, $3::bytea,
-                   greatest($4::bigint, \(creationFloorSQL("$1::bigint"))), $5::bigint,
-                   $6::bytea, $7::bigint, $8::bigint, $8::bigint
+                                  client_id, client_fingerprint, created_version, version, json_tail)
+            SELECT $1::bigint, nextval('message_ids'), $2::bytea, $3::bytea, t.created_at, $5::bigint,
+                   $6::bytea, $7::bigint, $8::bigint, $8::bigint,
+                   CASE WHEN t.created_at = $4::bigint THEN $9::bytea END
+            FROM (SELECT greatest($4::bigint, \(creationFloorSQL("$1::bigint"))) AS created_at) AS t
             WHERE NOT EXISTS (SELECT 1 FROM earlier)
               AND ($5::bigint IS NULL OR EXISTS (SELECT 1 FROM messages WHERE conversation_seq = $1::bigint AND id = $5::bigint))
             RETURNING id, created_at)
@@ -107,18 +115,18 @@ extension PostgresBatch {
         case .failure(let error): return .failure(error)
         }
         let editedAt = Timestamp.now()
-        try connection.execute(connection.cachedStatement(sql: """
-            UPDATE messages SET body = $1, edited_at = $2, version = $3 WHERE conversation_seq = $4 AND id = $5
-            """), [.storedText(body), .int64(editedAt.millisecondsSinceEpoch), .int64(changed.version), .int64(found.seq),
-                   .int64(messageID)])
-        touch(changed)
-        changedIDs[found.seq, default: []].append(messageID)
-        changeLog.append(.message(.edited, id: messageID, seq: found.seq, activity: changed.activityPlace ?? activityTaken))
-        storedClientIDs[found.seq] = nil
         var edited = found.message
         edited.body = body
         edited.editedAt = editedAt
         edited.version = changed.version
+        try connection.execute(connection.cachedStatement(sql: """
+            UPDATE messages SET body = $1, edited_at = $2, version = $3, json_tail = $6 WHERE conversation_seq = $4 AND id = $5
+            """), [.storedText(body), .int64(editedAt.millisecondsSinceEpoch), .int64(changed.version),
+                   .int64(found.seq), .int64(messageID), .storedText(MessageJSONTail.encode(edited))])
+        touch(changed)
+        changedIDs[found.seq, default: []].append(messageID)
+        changeLog.append(.message(.edited, id: messageID, seq: found.seq, activity: changed.activityPlace ?? activityTaken))
+        storedClientIDs[found.seq] = nil
         return .success(edited)
     }
 
@@ -140,18 +148,18 @@ extension PostgresBatch {
         case .success(let place): changed.activityPlace = place
         case .failure(let error): return .failure(error)
         }
-        try connection.execute(connection.cachedStatement(sql: """
-            UPDATE messages SET body = '', client_fingerprint = NULL, deleted = true, version = $1
-            WHERE conversation_seq = $2 AND id = $3
-            """), [.int64(changed.version), .int64(found.seq), .int64(messageID)])
-        touch(changed)
-        changedIDs[found.seq, default: []].append(messageID)
-        changeLog.append(.message(.deleted, id: messageID, seq: found.seq, activity: changed.activityPlace ?? activityTaken))
-        storedClientIDs[found.seq] = nil
         var tombstone = found.message
         tombstone.body = ""
         tombstone.deleted = true
         tombstone.version = changed.version
+        try connection.execute(connection.cachedStatement(sql: """
+            UPDATE messages SET body = '', client_fingerprint = NULL, deleted = true, version = $1, json_tail = $4
+            WHERE conversation_seq = $2 AND id = $3
+            """), [.int64(changed.version), .int64(found.seq), .int64(messageID), .storedText(MessageJSONTail.encode(tombstone))])
+        touch(changed)
+        changedIDs[found.seq, default: []].append(messageID)
+        changeLog.append(.message(.deleted, id: messageID, seq: found.seq, activity: changed.activityPlace ?? activityTaken))
+        storedClientIDs[found.seq] = nil
         return .success(tombstone)
     }
 

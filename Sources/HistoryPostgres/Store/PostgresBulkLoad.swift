@@ -76,19 +76,27 @@ struct PostgresBulkLoad {
         let taken = (0..<ids.rowCount).map { ids.int64($0, 0) }.sorted()
         if let refusal = try check(messages, ids: taken, seq: seq) { return .failure(refusal) }
 
-        let createdAt = Timestamp.now().millisecondsSinceEpoch
+        let createdAt = Timestamp.now()
         let insert = try connection.cachedStatement(sql: """
             INSERT INTO messages (conversation_seq, id, sender, body, created_at, reply_to,
-                                  client_id, client_fingerprint, created_version, version)
-            SELECT $1, u.id, u.sender, u.body, $2, u.reply_to, u.client_id, u.fingerprint, u.version, u.version
-            FROM unnest($3::bigint[], $4::bytea[], $5::bytea[], $6::bigint[], $7::bytea[], $8::bigint[], $9::bigint[])
-                 AS u(id, sender, body, reply_to, client_id, fingerprint, version)
+                                  client_id, client_fingerprint, created_version, version, json_tail)
+            SELECT $1, u.id, u.sender, u.body, $2, u.reply_to, u.client_id, u.fingerprint, u.version, u.version, u.tail
+            FROM unnest($3::bigint[], $4::bytea[], $5::bytea[], $6::bigint[], $7::bytea[], $8::bigint[], $9::bigint[],
+                        $10::bytea[])
+                 AS u(id, sender, body, reply_to, client_id, fingerprint, version, tail)
             """)
         for start in stride(from: 0, to: messages.count, by: Self.rowsPerStatement) {
             let range = start..<min(start + Self.rowsPerStatement, messages.count)
             let chunk = messages[range]
+            let tails = range.map { offset in
+                let new = messages[offset]
+                return MessageJSONTail.encode(Message(id: taken[offset], conversationID: conversation, sender: new.sender,
+                                                      body: new.body, createdAt: createdAt, editedAt: nil, deleted: false,
+                                                      replyTo: new.replyTo, clientID: new.clientID,
+                                                      version: before + Int64(offset) + 1))
+            }
             try connection.execute(insert, [
-                .int64(seq), .int64(createdAt),
+                .int64(seq), .int64(createdAt.millisecondsSinceEpoch),
                 .text(PostgresArrayLiteral.int64s(Array(taken[range]))),
                 .storedTexts(chunk.map(\.sender)),
                 .storedTexts(chunk.map(\.body)),
@@ -98,6 +106,7 @@ struct PostgresBulkLoad {
                     new.clientID == nil ? nil : ClientFingerprint.of(sender: new.sender, body: new.body)
                 })),
                 .text(PostgresArrayLiteral.int64s(range.map { before + Int64($0) + 1 })),
+                .storedTexts(tails),
             ])
         }
         let after = before + count

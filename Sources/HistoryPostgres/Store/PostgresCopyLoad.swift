@@ -38,7 +38,7 @@ package final class PostgresCopyLoad {
 
     private static let copySQL = """
         COPY messages (conversation_seq, id, sender, body, created_at, reply_to, client_id,
-                       client_fingerprint, created_version, version) FROM STDIN
+                       client_fingerprint, created_version, version, json_tail) FROM STDIN
         """
 
     /// Opens a session of its own; the schema must be there (open a
@@ -97,19 +97,24 @@ package final class PostgresCopyLoad {
             rollBack()
             throw error
         }
-        let createdAt = Timestamp.now().millisecondsSinceEpoch
+        let createdAt = Timestamp.now()
         for message in messages {
             let version = loading.versionBefore + loading.loaded + 1
+            let id = loading.firstID + loading.loaded
             rows.append(loading.seq)
-            rows.append(loading.firstID + loading.loaded)
+            rows.append(id)
             rows.appendBytes(message.sender)
             rows.appendBytes(message.body)
-            rows.append(createdAt)
+            rows.append(createdAt.millisecondsSinceEpoch)
             rows.append(message.replyTo)
             rows.appendBytes(message.clientID)
             rows.append(message.clientID.map { _ in ClientFingerprint.of(sender: message.sender, body: message.body) })
             rows.append(version)
             rows.append(version)
+            rows.appendBytes(MessageJSONTail.encode(Message(
+                id: id, conversationID: loading.conversation, sender: message.sender, body: message.body,
+                createdAt: createdAt, editedAt: nil, deleted: false, replyTo: message.replyTo,
+                clientID: message.clientID, version: version)))
             rows.endRow()
             loading.loaded += 1
         }

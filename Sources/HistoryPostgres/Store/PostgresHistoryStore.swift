@@ -114,7 +114,9 @@ final class PostgresBackend: StoreEngine {
         let migrated: Result<[Int], PostgresMigrationError>
         do {
             migrated = try readers.withConnection { connection throws(PostgresError) in
-                Result { () throws(PostgresMigrationError) in try migrator.migrate(connection) }
+                let migrated = Result { () throws(PostgresMigrationError) in try migrator.migrate(connection) }
+                if case .success = migrated { try PostgresStoredJSONFill.run(connection) }
+                return migrated
             }
         } catch {
             readers.close()

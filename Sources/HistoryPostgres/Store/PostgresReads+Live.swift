@@ -17,16 +17,16 @@ extension PostgresReads {
         /// are one branch (`id >=`, `$4 + 1` rows).
         package static let aroundTime = """
             \(PostgresReads.SQL.conversationCTE)
-            SELECT \(PostgresReads.SQL.conversationColumns), \(PostgresRows.messageColumns("m")), anchor.id
+            SELECT \(PostgresReads.SQL.conversationColumns), \(PostgresRows.pageColumns("m")), anchor.id
             FROM c
             CROSS JOIN LATERAL (
                 SELECT coalesce((SELECT id FROM messages WHERE conversation_seq = c.seq AND created_at >= $3::bigint
                                  ORDER BY created_at, id LIMIT 1), 9223372036854775807) AS id OFFSET 0) AS anchor
             LEFT JOIN LATERAL (
-                (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+                (SELECT \(PostgresReads.SQL.pageRow) FROM messages
                  WHERE conversation_seq = c.seq AND id < anchor.id ORDER BY id DESC LIMIT $4::bigint)
                 UNION ALL
-                (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+                (SELECT \(PostgresReads.SQL.pageRow) FROM messages
                  WHERE conversation_seq = c.seq AND id >= anchor.id ORDER BY id LIMIT $4::bigint + 1)
             ) AS m ON true
             """
@@ -51,7 +51,7 @@ extension PostgresReads {
     func around(_ time: Timestamp, in id: ConversationID, limit: Int, access: AccessCheck) throws(StoreError) -> Page {
         let (conversation, result) = try conversationRead(LiveSQL.aroundTime, id, access,
                                                           [.int64(time.millisecondsSinceEpoch), .int64(Int64(limit))])
-        let anchorID = result.int64(0, SQL.columnCount + PostgresRows.messageColumnCount)
+        let anchorID = result.int64(0, SQL.columnCount + PostgresRows.pageColumnCount)
         var page = around(anchorID, result, limit: limit, conversation: conversation)
         if anchorID == .max { page.anchor = Page.Anchor(id: nil, found: false, index: nil) }
         return page

@@ -65,6 +65,20 @@ package struct PostgresReads: SnapshotReads {
             """
         }
 
+        /// `withMessages` for a page: the lateral subquery selects
+        /// `PostgresRows.pageColumnsFromTable`, and the row is the
+        /// conversation and `caller_role` (0...7), then the page row (8...17).
+        static func withPageRows(_ lateral: String) -> String {
+            """
+            \(conversationCTE)
+            SELECT \(conversationColumns), \(PostgresRows.pageColumns("m")) FROM c
+            LEFT JOIN LATERAL (\(lateral)) AS m ON true
+            """
+        }
+
+        /// What a page's lateral subquery selects from `messages`.
+        static let pageRow = PostgresRows.pageColumnsFromTable
+
         static let conversation = "\(conversationCTE) SELECT \(conversationColumns) FROM c"
 
         static let message = withMessages("""
@@ -74,27 +88,27 @@ package struct PostgresReads: SnapshotReads {
 
         /// Up to `$4` messages below `$3`, from the highest (`newest` asks
         /// below `Int64.max`).
-        package static let descending = withMessages("""
-            SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+        package static let descending = withPageRows("""
+            SELECT \(pageRow) FROM messages
             WHERE conversation_seq = c.seq AND id < $3::bigint ORDER BY id DESC LIMIT $4::bigint
             """)
 
         /// Up to `$5` messages with `$3 < id < $4`, from the lowest.
-        package static let ascending = withMessages("""
-            SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+        package static let ascending = withPageRows("""
+            SELECT \(pageRow) FROM messages
             WHERE conversation_seq = c.seq AND id > $3::bigint AND id < $4::bigint ORDER BY id LIMIT $5::bigint
             """)
 
         /// Up to `$4` messages below the anchor `$3`, the anchor, up to `$4`
         /// above it: two walks from one seek each and a point read.
-        package static let around = withMessages("""
-            (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+        package static let around = withPageRows("""
+            (SELECT \(pageRow) FROM messages
              WHERE conversation_seq = c.seq AND id < $3::bigint ORDER BY id DESC LIMIT $4::bigint)
             UNION ALL
-            (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+            (SELECT \(pageRow) FROM messages
              WHERE conversation_seq = c.seq AND id = $3::bigint)
             UNION ALL
-            (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+            (SELECT \(pageRow) FROM messages
              WHERE conversation_seq = c.seq AND id > $3::bigint ORDER BY id LIMIT $4::bigint)
             """)
 
@@ -108,18 +122,18 @@ package struct PostgresReads: SnapshotReads {
         /// which is the whole conversation for a client far behind.
         package static let afterWithinWindow = """
             \(conversationCTE)
-            SELECT \(conversationColumns), \(PostgresRows.messageColumns("m")), ahead.above FROM c
+            SELECT \(conversationColumns), \(PostgresRows.pageColumns("m")), ahead.above FROM c
             CROSS JOIN LATERAL (
                 SELECT count(*) AS above FROM (
                     SELECT 1 FROM messages WHERE conversation_seq = c.seq AND id > $3::bigint
                     ORDER BY id LIMIT $5::bigint + 1) AS counted
             ) AS ahead
             LEFT JOIN LATERAL (
-                (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+                (SELECT \(pageRow) FROM messages
                  WHERE conversation_seq = c.seq AND id > $3::bigint AND ahead.above <= $5::bigint
                  ORDER BY id LIMIT $4::bigint)
                 UNION ALL
-                (SELECT \(PostgresRows.messageColumns("messages")) FROM messages
+                (SELECT \(pageRow) FROM messages
                  WHERE conversation_seq = c.seq AND ahead.above > $5::bigint
                  ORDER BY id DESC LIMIT $4::bigint)
             ) AS m ON true
@@ -200,7 +214,7 @@ package struct PostgresReads: SnapshotReads {
             let (conversation, result) = try conversationRead(SQL.afterWithinWindow, id, access,
                                                               [.int64(after), .int64(limit), .int64(Int64(window))])
             let rows = messageRows(result, in: id)
-            let reset = result.int64(0, SQL.columnCount + PostgresRows.messageColumnCount) > window
+            let reset = result.int64(0, SQL.columnCount + PostgresRows.pageColumnCount) > window
             var answer = Page(rows: rows, in: conversation,
                               emptyHasOlder: !reset && (conversation.oldestID.map { $0 <= after } ?? false),
                               emptyHasNewer: false)
@@ -238,7 +252,7 @@ package struct PostgresReads: SnapshotReads {
         var rows = MessageRows(conversationID: conversation.id)
         rows.reserveCapacity(olderTake + anchorCount + newerTake)
         for row in older.suffix(olderTake) + anchor + newer.prefix(newerTake) {
-            PostgresRows.append(result, row: row, at: SQL.columnCount, to: &rows)
+            PostgresRows.appendPageRow(result, row: row, at: SQL.columnCount, to: &rows)
         }
         var page = Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
         page.anchor = Page.Anchor(id: anchorID, found: anchorCount == 1, index: anchorCount == 1 ? olderTake : nil)
@@ -312,7 +326,7 @@ package struct PostgresReads: SnapshotReads {
         var rows = MessageRows(conversationID: id)
         rows.reserveCapacity(ordered.count)
         for row in ordered {
-            PostgresRows.append(result, row: row, at: SQL.columnCount, to: &rows)
+            PostgresRows.appendPageRow(result, row: row, at: SQL.columnCount, to: &rows)
         }
         return rows
     }

@@ -16,6 +16,24 @@ enum PostgresRows {
 
     static let messageColumnCount = 9
 
+    /// A page row's columns (10), selected from the table `messages` itself
+    /// (the inner select of a page's lateral subquery): the id, the stored
+    /// JSON (`json_tail`, migrations/postgres/0005), then the other eight
+    /// columns, NULL where the stored JSON is there. A NULL costs a page
+    /// nothing to send or to read; a row without stored JSON (not yet
+    /// filled, or written by another instance's earlier clock) comes whole.
+    static let pageColumnsFromTable = "messages.id, messages.json_tail, " +
+        ["sender", "body", "created_at", "edited_at", "deleted", "reply_to", "client_id", "version"]
+            .map { "CASE WHEN messages.json_tail IS NULL THEN messages.\($0) END AS \($0)" }.joined(separator: ", ")
+
+    /// The columns of `pageColumnsFromTable`, from the subquery named `alias`.
+    static func pageColumns(_ alias: String) -> String {
+        ["id", "json_tail", "sender", "body", "created_at", "edited_at", "deleted", "reply_to", "client_id", "version"]
+            .map { "\(alias).\($0)" }.joined(separator: ", ")
+    }
+
+    static let pageColumnCount = 10
+
     /// A conversation's columns (7, `seq` first; its id is known to the
     /// caller), from the table or subquery named `alias`.
     static func conversationColumns(_ alias: String) -> String {
@@ -58,30 +76,37 @@ enum PostgresRows {
         )
     }
 
-    /// Appends the message whose columns start at `column` to `rows`, its
-    /// text copied from libpq's buffer (no `String` per column).
-    static func append(_ result: PGResult, row: Int, at column: Int, to rows: inout MessageRows) {
-        result.withUnsafeBytes(row, column + 1) { sender in
-            result.withUnsafeBytes(row, column + 2) { body in
-                if result.isNull(row, column + 7) {
-                    append(result, row: row, at: column, sender: sender, body: body, clientID: nil, to: &rows)
+    /// Appends the page row (`pageColumns`) whose columns start at
+    /// `column` to `rows`: its stored JSON, or its columns when it has
+    /// none, copied from libpq's buffer (no `String` per column).
+    static func appendPageRow(_ result: PGResult, row: Int, at column: Int, to rows: inout MessageRows) {
+        let id = result.int64(row, column)
+        guard result.isNull(row, column + 1) else {
+            return result.withUnsafeBytes(row, column + 1) { tail in rows.append(id: id, storedTail: tail) }
+        }
+        let fields = column + 1 // sender, body, ... as in `messageColumns` after the id
+        result.withUnsafeBytes(row, fields + 1) { sender in
+            result.withUnsafeBytes(row, fields + 2) { body in
+                if result.isNull(row, fields + 7) {
+                    append(result, row: row, id: id, at: fields, sender: sender, body: body, clientID: nil, to: &rows)
                 } else {
-                    result.withUnsafeBytes(row, column + 7) { clientID in
-                        append(result, row: row, at: column, sender: sender, body: body, clientID: clientID, to: &rows)
+                    result.withUnsafeBytes(row, fields + 7) { clientID in
+                        append(result, row: row, id: id, at: fields, sender: sender, body: body, clientID: clientID, to: &rows)
                     }
                 }
             }
         }
     }
 
-    private static func append(_ result: PGResult, row: Int, at column: Int, sender: UnsafeBufferPointer<UInt8>,
+    /// A message whose columns after its id start at `fields + 1`, as in `messageColumns`.
+    private static func append(_ result: PGResult, row: Int, id: Int64, at fields: Int, sender: UnsafeBufferPointer<UInt8>,
                                body: UnsafeBufferPointer<UInt8>, clientID: UnsafeBufferPointer<UInt8>?,
                                to rows: inout MessageRows) {
-        rows.append(id: result.int64(row, column), sender: sender, body: body,
-                    createdAt: Timestamp(millisecondsSinceEpoch: result.int64(row, column + 3)),
-                    editedAt: result.optionalInt64(row, column + 4).map(Timestamp.init(millisecondsSinceEpoch:)),
-                    deleted: result.bool(row, column + 5), replyTo: result.optionalInt64(row, column + 6),
-                    clientID: clientID, version: result.int64(row, column + 8))
+        rows.append(id: id, sender: sender, body: body,
+                    createdAt: Timestamp(millisecondsSinceEpoch: result.int64(row, fields + 3)),
+                    editedAt: result.optionalInt64(row, fields + 4).map(Timestamp.init(millisecondsSinceEpoch:)),
+                    deleted: result.bool(row, fields + 5), replyTo: result.optionalInt64(row, fields + 6),
+                    clientID: clientID, version: result.int64(row, fields + 8))
     }
 
     /// The result's rows that hold a message (column `column` not null),
