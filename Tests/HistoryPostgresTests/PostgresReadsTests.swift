@@ -257,13 +257,16 @@ extension PostgresTests {
                     try fixture.append(seq, count: index == 0 ? 20_000 : 200, sender: users[index % 7])
                     for user in users { try fixture.addMember(seq, user) }
                 }
-                let statements: [(String, String, [String])] = [
+                // Each page statement in both shapes (PostgresPageRows).
+                let pages: [(String, PostgresPageRows.Statement, [String])] = [
                     ("newest/before", PostgresReads.SQL.descending, ["'c0'", "'user-1'", "\(Int64.max)", "50"]),
                     ("after/between", PostgresReads.SQL.ascending, ["'c0'", "'user-1'", "100", "\(Int64.max)", "50"]),
                     ("around", PostgresReads.SQL.around, ["'c0'", "'user-1'", "5000", "50"]),
                     ("after with window", PostgresReads.SQL.afterWithinWindow, ["'c0'", "'user-1'", "100", "50", "10000"]),
-                    ("members", PostgresReads.MemberSQL.page, ["'c0'", "'user-1'", "''", "51"]),
                 ]
+                let statements: [(String, String, [String])] = PostgresPageRows.allCases.flatMap { shape in
+                    pages.map { name, statement, arguments in ("\(name) (\(shape))", statement.sql(shape), arguments) }
+                } + [("members", PostgresReads.MemberSQL.page, ["'c0'", "'user-1'", "''", "51"])]
                 for (name, sql, arguments) in statements {
                     let plan = try fixture.plan(sql, arguments)
                     #expect(plan.contains("Index Scan"), "\(name): \(plan)")

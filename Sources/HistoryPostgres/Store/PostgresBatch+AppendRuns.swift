@@ -115,6 +115,7 @@ extension PostgresBatch {
             try adopt(base: result.int64(0, 1) - activityTaken)
             counterMovedAtEnd = true
         }
+        var laterThanTheirClock: [Int64: [Message]] = [:]
         for (row, append) in run.enumerated() {
             let id = result.int64(row, 0)
             if var changed = counters[append.seq] {
@@ -128,9 +129,11 @@ extension PostgresBatch {
             let message = Message(id: id, conversationID: append.conversation, sender: append.message.sender,
                                   body: append.message.body, createdAt: createdAt, editedAt: nil, deleted: false,
                                   replyTo: nil, clientID: append.message.clientID, version: append.version)
+            if createdAt != append.createdAt { laterThanTheirClock[append.seq, default: []].append(message) }
             let completion = append.completion
             answers[append.answerIndex] = { completion(.success(.created(message))) }
         }
+        for (seq, messages) in laterThanTheirClock { try storeJSON(of: messages, seq: seq) }
     }
 
     /// `$1` how many, then arrays of seq, sender, body, created_at,

@@ -59,6 +59,11 @@ extension PostgresBatch {
         }
         let id = result.int64(0, 1)
         let storedCreatedAt = Timestamp(millisecondsSinceEpoch: result.int64(0, 4))
+        if storedCreatedAt != createdAt {
+            try storeJSON(of: [Message(id: id, conversationID: conversation, sender: new.sender, body: new.body,
+                                       createdAt: storedCreatedAt, editedAt: nil, deleted: false, replyTo: new.replyTo,
+                                       clientID: new.clientID, version: changed.version)], seq: seq)
+        }
         changeLog.append(.message(.created, id: id, seq: seq, activity: changed.activityPlace ?? activityTaken))
         if let clientID = new.clientID { appendedClientIDs[seq, default: []].insert(clientID) }
         changed.appended += 1
@@ -161,6 +166,20 @@ extension PostgresBatch {
         changeLog.append(.message(.deleted, id: messageID, seq: found.seq, activity: changed.activityPlace ?? activityTaken))
         storedClientIDs[found.seq] = nil
         return .success(tombstone)
+    }
+
+    /// Gives rows this batch inserted without stored JSON (their stored
+    /// time is later than the clock's the bytes were built with, see
+    /// `appendSQL`) the bytes of what they hold, in the batch's
+    /// transaction: so a page meets a row without them only until the
+    /// fill at start (`PostgresStoredJSONFill`) has run.
+    func storeJSON(of messages: [Message], seq: Int64) throws(PostgresError) {
+        let encoded = messages.compactMap { message in MessageJSONTail.encode(message).map { (message, $0) } }
+        guard !encoded.isEmpty else { return }
+        try connection.execute(connection.cachedStatement(sql: PostgresStoredJSONFill.fillSQL), [
+            .text(PostgresArrayLiteral.int64s(encoded.map { _ in seq })), .text(PostgresArrayLiteral.int64s(encoded.map(\.0.id))),
+            .text(PostgresArrayLiteral.int64s(encoded.map(\.0.version))), .storedTexts(encoded.map(\.1)),
+        ])
     }
 
     // MARK: - Lookups

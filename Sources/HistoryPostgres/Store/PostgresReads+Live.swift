@@ -15,21 +15,21 @@ extension PostgresReads {
         /// and once more per row read (51 seeks for a page of 50: 2.4x an
         /// `around` page at 1M depth). The anchor and the messages above it
         /// are one branch (`id >=`, `$4 + 1` rows).
-        package static let aroundTime = """
+        package static let aroundTime = PostgresPageRows.Statement { shape in """
             \(PostgresReads.SQL.conversationCTE)
-            SELECT \(PostgresReads.SQL.conversationColumns), \(PostgresRows.pageColumns("m")), anchor.id
+            SELECT \(PostgresReads.SQL.conversationColumns), \(shape.columns("m")), anchor.id
             FROM c
             CROSS JOIN LATERAL (
                 SELECT coalesce((SELECT id FROM messages WHERE conversation_seq = c.seq AND created_at >= $3::bigint
                                  ORDER BY created_at, id LIMIT 1), 9223372036854775807) AS id OFFSET 0) AS anchor
             LEFT JOIN LATERAL (
-                (SELECT \(PostgresReads.SQL.pageRow) FROM messages
+                (SELECT \(shape.fromTable) FROM messages
                  WHERE conversation_seq = c.seq AND id < anchor.id ORDER BY id DESC LIMIT $4::bigint)
                 UNION ALL
-                (SELECT \(PostgresReads.SQL.pageRow) FROM messages
+                (SELECT \(shape.fromTable) FROM messages
                  WHERE conversation_seq = c.seq AND id >= anchor.id ORDER BY id LIMIT $4::bigint + 1)
             ) AS m ON true
-            """
+            """ }
 
         /// The counter (column 0), then up to `$2` changes after `$1`
         /// (1...7: activity, kind, conversation id, message id, user id,
@@ -49,9 +49,9 @@ extension PostgresReads {
 
     /// The page of a jump to `time`.
     func around(_ time: Timestamp, in id: ConversationID, limit: Int, access: AccessCheck) throws(StoreError) -> Page {
-        let (conversation, result) = try conversationRead(LiveSQL.aroundTime, id, access,
-                                                          [.int64(time.millisecondsSinceEpoch), .int64(Int64(limit))])
-        let anchorID = result.int64(0, SQL.columnCount + PostgresRows.pageColumnCount)
+        let (conversation, result, shape) = try pageRead(LiveSQL.aroundTime, id, access,
+                                                         [.int64(time.millisecondsSinceEpoch), .int64(Int64(limit))])
+        let anchorID = result.int64(0, SQL.columnCount + shape.columnCount)
         var page = around(anchorID, result, limit: limit, conversation: conversation)
         if anchorID == .max { page.anchor = Page.Anchor(id: nil, found: false, index: nil) }
         return page

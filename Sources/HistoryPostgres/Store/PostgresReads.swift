@@ -65,19 +65,24 @@ package struct PostgresReads: SnapshotReads {
             """
         }
 
-        /// `withMessages` for a page: the lateral subquery selects
-        /// `PostgresRows.pageColumnsFromTable`, and the row is the
-        /// conversation and `caller_role` (0...7), then the page row (8...17).
-        static func withPageRows(_ lateral: String) -> String {
+        /// A page in `shape`. The first row is the conversation and
+        /// `caller_role` (0...7) with NULL page columns; each page row
+        /// (8...) follows with NULL conversation columns. Why not
+        /// `withMessages`' one row per message: that repeats the
+        /// conversation's eight columns on each of a page's 50 rows, which
+        /// PostgreSQL sends and libpq parses every time. `c` is referenced
+        /// twice, so PostgreSQL materialises it: the conversation is still
+        /// looked up once, and both branches read the statement's one
+        /// snapshot.
+        static func withPageRows(_ shape: PostgresPageRows, _ lateral: String) -> String {
             """
             \(conversationCTE)
-            SELECT \(conversationColumns), \(PostgresRows.pageColumns("m")) FROM c
-            LEFT JOIN LATERAL (\(lateral)) AS m ON true
+            SELECT \(conversationColumns), \(shape.nullColumns) FROM c
+            UNION ALL
+            SELECT \(PostgresRows.nullConversationColumns), \(shape.columns("m")) FROM c
+            CROSS JOIN LATERAL (\(lateral)) AS m
             """
         }
-
-        /// What a page's lateral subquery selects from `messages`.
-        static let pageRow = PostgresRows.pageColumnsFromTable
 
         static let conversation = "\(conversationCTE) SELECT \(conversationColumns) FROM c"
 
@@ -88,56 +93,57 @@ package struct PostgresReads: SnapshotReads {
 
         /// Up to `$4` messages below `$3`, from the highest (`newest` asks
         /// below `Int64.max`).
-        package static let descending = withPageRows("""
-            SELECT \(pageRow) FROM messages
+        package static let descending = PostgresPageRows.Statement { shape in withPageRows(shape, """
+            SELECT \(shape.fromTable) FROM messages
             WHERE conversation_seq = c.seq AND id < $3::bigint ORDER BY id DESC LIMIT $4::bigint
-            """)
+            """) }
 
         /// Up to `$5` messages with `$3 < id < $4`, from the lowest.
-        package static let ascending = withPageRows("""
-            SELECT \(pageRow) FROM messages
+        package static let ascending = PostgresPageRows.Statement { shape in withPageRows(shape, """
+            SELECT \(shape.fromTable) FROM messages
             WHERE conversation_seq = c.seq AND id > $3::bigint AND id < $4::bigint ORDER BY id LIMIT $5::bigint
-            """)
+            """) }
 
         /// Up to `$4` messages below the anchor `$3`, the anchor, up to `$4`
         /// above it: two walks from one seek each and a point read.
-        package static let around = withPageRows("""
-            (SELECT \(pageRow) FROM messages
+        package static let around = PostgresPageRows.Statement { shape in withPageRows(shape, """
+            (SELECT \(shape.fromTable) FROM messages
              WHERE conversation_seq = c.seq AND id < $3::bigint ORDER BY id DESC LIMIT $4::bigint)
             UNION ALL
-            (SELECT \(pageRow) FROM messages
+            (SELECT \(shape.fromTable) FROM messages
              WHERE conversation_seq = c.seq AND id = $3::bigint)
             UNION ALL
-            (SELECT \(pageRow) FROM messages
+            (SELECT \(shape.fromTable) FROM messages
              WHERE conversation_seq = c.seq AND id > $3::bigint ORDER BY id LIMIT $4::bigint)
-            """)
+            """) }
 
-        /// `after $3` with a window `$5`: column 17 counts the messages above
-        /// `$3`, no further than `$5 + 1` (bounded however long the
-        /// conversation); when it passes the window the newest `$4` are
-        /// read instead, else the `$4` above `$3`. Each branch is guarded by
-        /// a one-time filter on the count, so only one of them runs. The
-        /// count walks the primary key in order (`ORDER BY`): unordered,
-        /// PostgreSQL may build a bitmap of every message above `$3` first,
-        /// which is the whole conversation for a client far behind.
-        package static let afterWithinWindow = """
+        /// `after $3` with a window `$5`: the column after the page row's
+        /// counts the messages above `$3`, no further than `$5 + 1`
+        /// (bounded however long the conversation); when it passes the
+        /// window the newest `$4` are read instead, else the `$4` above
+        /// `$3`. Each branch is guarded by a one-time filter on the count,
+        /// so only one of them runs. The count walks the primary key in
+        /// order (`ORDER BY`): unordered, PostgreSQL may build a bitmap of
+        /// every message above `$3` first, which is the whole conversation
+        /// for a client far behind.
+        package static let afterWithinWindow = PostgresPageRows.Statement { shape in """
             \(conversationCTE)
-            SELECT \(conversationColumns), \(PostgresRows.pageColumns("m")), ahead.above FROM c
+            SELECT \(conversationColumns), \(shape.columns("m")), ahead.above FROM c
             CROSS JOIN LATERAL (
                 SELECT count(*) AS above FROM (
                     SELECT 1 FROM messages WHERE conversation_seq = c.seq AND id > $3::bigint
                     ORDER BY id LIMIT $5::bigint + 1) AS counted
             ) AS ahead
             LEFT JOIN LATERAL (
-                (SELECT \(pageRow) FROM messages
+                (SELECT \(shape.fromTable) FROM messages
                  WHERE conversation_seq = c.seq AND id > $3::bigint AND ahead.above <= $5::bigint
                  ORDER BY id LIMIT $4::bigint)
                 UNION ALL
-                (SELECT \(pageRow) FROM messages
+                (SELECT \(shape.fromTable) FROM messages
                  WHERE conversation_seq = c.seq AND ahead.above > $5::bigint
                  ORDER BY id DESC LIMIT $4::bigint)
             ) AS m ON true
-            """
+            """ }
 
         /// The compacted change feed: messages changed after version `$3`
         /// with `$4 <= id <= $5`, in version order, `$6` of them; column 17
@@ -211,10 +217,10 @@ package struct PostgresReads: SnapshotReads {
                 return Page(rows: rows, in: conversation,
                             emptyHasOlder: conversation.oldestID.map { $0 <= after } ?? false, emptyHasNewer: false)
             }
-            let (conversation, result) = try conversationRead(SQL.afterWithinWindow, id, access,
-                                                              [.int64(after), .int64(limit), .int64(Int64(window))])
+            let (conversation, result, shape) = try pageRead(SQL.afterWithinWindow, id, access,
+                                                             [.int64(after), .int64(limit), .int64(Int64(window))])
             let rows = messageRows(result, in: id)
-            let reset = result.int64(0, SQL.columnCount + PostgresRows.pageColumnCount) > window
+            let reset = result.int64(0, SQL.columnCount + shape.columnCount) > window
             var answer = Page(rows: rows, in: conversation,
                               emptyHasOlder: !reset && (conversation.oldestID.map { $0 <= after } ?? false),
                               emptyHasNewer: false)
@@ -231,7 +237,7 @@ package struct PostgresReads: SnapshotReads {
             return Page(rows: rows, hasOlder: false, hasNewer: hasNewer, version: conversation.version)
 
         case .around(let anchorID):
-            let (conversation, result) = try conversationRead(SQL.around, id, access, [.int64(anchorID), .int64(limit)])
+            let (conversation, result, _) = try pageRead(SQL.around, id, access, [.int64(anchorID), .int64(limit)])
             return around(anchorID, result, limit: query.limit, conversation: conversation)
 
         case .aroundTime(let time):
@@ -306,18 +312,36 @@ package struct PostgresReads: SnapshotReads {
     func conversationRead(_ sql: String, _ id: ConversationID, _ access: AccessCheck,
                           _ parameters: [PostgresValue]) throws(StoreError) -> (Conversation, PGResult) {
         let result = try run(sql, [.text(id.rawValue), .text(access.user?.rawValue ?? "")] + parameters)
-        guard result.rowCount > 0 else { throw .conversationNotFound(id) }
+        // The first row holds the conversation: in every shape, since a
+        // `withPageRows` statement's first branch is it. Looked for, not
+        // assumed, as UNION ALL promises no order.
+        guard let head = (0..<result.rowCount).first(where: { !result.isNull($0, 0) }) else {
+            throw .conversationNotFound(id)
+        }
         if access.user != nil {
-            let role = result.optionalString(0, PostgresRows.conversationColumnCount).flatMap(MemberRole.init(rawValue:))
+            let role = result.optionalString(head, PostgresRows.conversationColumnCount).flatMap(MemberRole.init(rawValue:))
             if let failure = access.failure(role: role, in: id) { throw failure }
         }
-        return (PostgresRows.conversation(result, row: 0, at: 0, id: id).conversation, result)
+        return (PostgresRows.conversation(result, row: head, at: 0, id: id).conversation, result)
     }
 
-    /// The conversation and the messages a `SQL.withMessages` statement read, ascending.
-    private func messages(_ sql: String, _ id: ConversationID, _ access: AccessCheck,
+    /// Runs a page statement in the `.stored` shape, and again `.whole`
+    /// when a row it read has no stored JSON (PostgresPageRows): the page
+    /// comes from one statement, one snapshot, either way.
+    func pageRead(_ statement: PostgresPageRows.Statement, _ id: ConversationID, _ access: AccessCheck,
+                  _ parameters: [PostgresValue]) throws(StoreError) -> (Conversation, PGResult, PostgresPageRows) {
+        let (conversation, result) = try conversationRead(statement.stored, id, access, parameters)
+        let idColumn = SQL.columnCount
+        let complete = (0..<result.rowCount).allSatisfy { result.isNull($0, idColumn) || !result.isNull($0, idColumn + 1) }
+        guard !complete else { return (conversation, result, .stored) }
+        let (again, whole) = try conversationRead(statement.whole, id, access, parameters)
+        return (again, whole, .whole)
+    }
+
+    /// The conversation and the messages a page statement read, ascending.
+    private func messages(_ statement: PostgresPageRows.Statement, _ id: ConversationID, _ access: AccessCheck,
                           _ parameters: [PostgresValue]) throws(StoreError) -> (Conversation, MessageRows) {
-        let (conversation, result) = try conversationRead(sql, id, access, parameters)
+        let (conversation, result, _) = try pageRead(statement, id, access, parameters)
         return (conversation, messageRows(result, in: id))
     }
 

@@ -16,24 +16,6 @@ enum PostgresRows {
 
     static let messageColumnCount = 9
 
-    /// A page row's columns (10), selected from the table `messages` itself
-    /// (the inner select of a page's lateral subquery): the id, the stored
-    /// JSON (`json_tail`, migrations/postgres/0005), then the other eight
-    /// columns, NULL where the stored JSON is there. A NULL costs a page
-    /// nothing to send or to read; a row without stored JSON (not yet
-    /// filled, or written by another instance's earlier clock) comes whole.
-    static let pageColumnsFromTable = "messages.id, messages.json_tail, " +
-        ["sender", "body", "created_at", "edited_at", "deleted", "reply_to", "client_id", "version"]
-            .map { "CASE WHEN messages.json_tail IS NULL THEN messages.\($0) END AS \($0)" }.joined(separator: ", ")
-
-    /// The columns of `pageColumnsFromTable`, from the subquery named `alias`.
-    static func pageColumns(_ alias: String) -> String {
-        ["id", "json_tail", "sender", "body", "created_at", "edited_at", "deleted", "reply_to", "client_id", "version"]
-            .map { "\(alias).\($0)" }.joined(separator: ", ")
-    }
-
-    static let pageColumnCount = 10
-
     /// A conversation's columns (7, `seq` first; its id is known to the
     /// caller), from the table or subquery named `alias`.
     static func conversationColumns(_ alias: String) -> String {
@@ -42,6 +24,9 @@ enum PostgresRows {
     }
 
     static let conversationColumnCount = 7
+
+    /// A page row's conversation columns and `caller_role` (PostgresReads.SQL.withPageRows).
+    static let nullConversationColumns = Array(repeating: "NULL", count: conversationColumnCount + 1).joined(separator: ", ")
 
     /// The conversation whose columns start at `column`.
     static func conversation(_ result: PGResult, row: Int, at column: Int,
@@ -76,9 +61,9 @@ enum PostgresRows {
         )
     }
 
-    /// Appends the page row (`pageColumns`) whose columns start at
-    /// `column` to `rows`: its stored JSON, or its columns when it has
-    /// none, copied from libpq's buffer (no `String` per column).
+    /// Appends the page row (`PostgresPageRows`) whose columns start at
+    /// `column` to `rows`: its stored JSON, or, in a `.whole` page, its
+    /// columns, copied from libpq's buffer (no `String` per column).
     static func appendPageRow(_ result: PGResult, row: Int, at column: Int, to rows: inout MessageRows) {
         let id = result.int64(row, column)
         guard result.isNull(row, column + 1) else {
