@@ -7,11 +7,12 @@
 -- a NUL (the encoder escapes every control character).
 --
 -- Written by the store in the same statement as every insert, edit and
--- delete of a message, from the same values. NULL, and the row read whole,
--- for a row written before this migration until an instance fills it at
--- start (PostgresStoredJSONFill), and for an append whose clock another
--- instance's was ahead of (its stored `created_at` is then not the one
--- the bytes were built with: PostgresBatch+CreationTime).
+-- delete of a message, from the same values (an append stored with a
+-- later time than its instance's clock, PostgresBatch+CreationTime, gets
+-- the bytes of that time by a second statement in its transaction). NULL,
+-- and a page holding the row read whole, for a row written before this
+-- migration until an instance fills it at start (PostgresStoredJSONFill),
+-- and for a time no RFC 3339 year holds.
 --
 -- Adding a NULL column rewrites nothing: instant whatever the table holds.
 -- Never edit this file once shipped: add 0006_*.sql instead.

@@ -31,7 +31,8 @@ extension PostgresBatch {
         let fingerprint = new.clientID.map { _ in ClientFingerprint.of(sender: new.sender, body: new.body) }
         let createdAt = Timestamp.now()
         // The stored JSON holds the clock's time; the statement keeps it
-        // only if that is the time stored (`creationFloorSQL`).
+        // only if that is the time stored (`creationFloorSQL`), else the
+        // bytes of the time stored are written below.
         let tail = MessageJSONTail.encode(Message(id: 0, conversationID: conversation, sender: new.sender, body: new.body,
                                                   createdAt: createdAt, editedAt: nil, deleted: false, replyTo: new.replyTo,
                                                   clientID: new.clientID, version: changed.version))
@@ -79,7 +80,8 @@ extension PostgresBatch {
     /// `$1` seq, `$2` sender, `$3` body, `$4` created_at, `$5` reply_to,
     /// `$6` client_id, `$7` its fingerprint, `$8` the new version, `$9` the
     /// stored JSON built with `$4` (kept when `$4` is the time stored,
-    /// else NULL: the row is then read whole). One row:
+    /// else NULL until `storeJSON` writes the bytes of the time stored,
+    /// in the same transaction). One row:
     /// kind 0 and the new id (nextval taken under the conversation's lock,
     /// so ids of one conversation become visible in increasing order), or
     /// kind 1 and the earlier message with this client_id

@@ -9,7 +9,7 @@
 /// expressions are compiled by every execution's start-up, and that start-
 /// up is most of PostgreSQL's time for a page (a profile of the deep pages
 /// shows the executor's initialisation above the rows' reading); eight of
-/// them cost a page about a fifth of its time in PostgreSQL, every time,
+/// them cost a page about a sixth of the statement's time (pgbench), every time,
 /// for rows that are almost never there. A row lacks its bytes only until
 /// the fill at start has run (`PostgresStoredJSONFill`), or when its time
 /// lies outside what RFC 3339 writes: the writer stores them with every
