@@ -5,15 +5,16 @@
 /// other shape (`PostgresReads.pageRead`).
 ///
 /// Why two statements rather than one that reads the other columns where
-/// the bytes are missing (`CASE WHEN json_tail IS NULL THEN ... END`): such
-/// expressions are compiled by every execution's start-up, and that start-
-/// up is most of PostgreSQL's time for a page (a profile of the deep pages
-/// shows the executor's initialisation above the rows' reading); eight of
-/// them cost a page about a sixth of the statement's time (pgbench), every time,
-/// for rows that are almost never there. A row lacks its bytes only until
-/// the fill at start has run (`PostgresStoredJSONFill`), or when its time
-/// lies outside what RFC 3339 writes: the writer stores them with every
-/// row it writes, in the same transaction.
+/// the bytes are missing (`CASE WHEN json_tail IS NULL THEN ... END`):
+/// every execution of a prepared statement compiles its expressions again
+/// when the executor starts, and that start is most of PostgreSQL's time
+/// for a page (a profile of deep pages shows the executor's initialisation
+/// above the reading of rows). Eight such expressions cost about a sixth
+/// of the statement's time (pgbench), on every page, for rows that are
+/// almost never there. A row lacks its bytes only until the fill at start
+/// has run (`PostgresStoredJSONFill`), or when its time lies outside what
+/// RFC 3339 writes: the writer stores them with every row it writes, in
+/// the same transaction (docs/performance.md, "Stored JSON on PostgreSQL").
 package enum PostgresPageRows: CaseIterable, Sendable {
     /// `id`, `json_tail`.
     case stored
