@@ -71,9 +71,9 @@ extension PostgresBatch {
         changed.appended += 1
         touch(changed)
         let createdAt = Timestamp.now()
-        let tail = MessageJSONTail.encode(Message(id: 0, conversationID: conversation, sender: new.sender, body: new.body,
-                                                  createdAt: createdAt, editedAt: nil, deleted: false, replyTo: nil,
-                                                  clientID: new.clientID, version: changed.version))
+        // (The id is not in the stored JSON; the run's INSERT takes it.)
+        let tail = MessageJSONTail.encode(Message(appended: new, id: 0, in: conversation, createdAt: createdAt,
+                                                  version: changed.version))
         bufferedAppends.append(BufferedAppend(answerIndex: answerIndex, seq: seq, conversation: conversation, message: new,
                                               fingerprint: fingerprint, version: changed.version,
                                               createdAt: createdAt, tail: tail,
@@ -115,7 +115,7 @@ extension PostgresBatch {
             try adopt(base: result.int64(0, 1) - activityTaken)
             counterMovedAtEnd = true
         }
-        var laterThanTheirClock: [Int64: [Message]] = [:]
+        var laterThanTheirClock: [(seq: Int64, message: Message)] = []
         for (row, append) in run.enumerated() {
             let id = result.int64(row, 0)
             if var changed = counters[append.seq] {
@@ -126,14 +126,13 @@ extension PostgresBatch {
             changedIDs[append.seq, default: []].append(id)
             changeLog.append(.message(.created, id: id, seq: append.seq, activity: append.activityPlace))
             let createdAt = Timestamp(millisecondsSinceEpoch: result.int64(row, createdAtColumn))
-            let message = Message(id: id, conversationID: append.conversation, sender: append.message.sender,
-                                  body: append.message.body, createdAt: createdAt, editedAt: nil, deleted: false,
-                                  replyTo: nil, clientID: append.message.clientID, version: append.version)
-            if createdAt != append.createdAt { laterThanTheirClock[append.seq, default: []].append(message) }
+            let message = Message(appended: append.message, id: id, in: append.conversation, createdAt: createdAt,
+                                  version: append.version)
+            if createdAt != append.createdAt { laterThanTheirClock.append((append.seq, message)) }
             let completion = append.completion
             answers[append.answerIndex] = { completion(.success(.created(message))) }
         }
-        for (seq, messages) in laterThanTheirClock { try storeJSON(of: messages, seq: seq) }
+        try storeJSON(of: laterThanTheirClock)
     }
 
     /// `$1` how many, then arrays of seq, sender, body, created_at,

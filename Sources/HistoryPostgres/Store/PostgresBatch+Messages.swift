@@ -33,9 +33,9 @@ extension PostgresBatch {
         // The stored JSON holds the clock's time; the statement keeps it
         // only if that is the time stored (`creationFloorSQL`), else the
         // bytes of the time stored are written below.
-        let tail = MessageJSONTail.encode(Message(id: 0, conversationID: conversation, sender: new.sender, body: new.body,
-                                                  createdAt: createdAt, editedAt: nil, deleted: false, replyTo: new.replyTo,
-                                                  clientID: new.clientID, version: changed.version))
+        // (The id is not in the stored JSON; the INSERT takes it.)
+        let tail = MessageJSONTail.encode(Message(appended: new, id: 0, in: conversation, createdAt: createdAt,
+                                                  version: changed.version))
         let result = try connection.execute(connection.cachedStatement(sql: Self.appendSQL), [
             .int64(seq), .storedText(new.sender), .storedText(new.body), .int64(createdAt.millisecondsSinceEpoch),
             new.replyTo.map(PostgresValue.int64) ?? .null, .storedText(new.clientID),
@@ -59,12 +59,9 @@ extension PostgresBatch {
         case .failure(let error): return .failure(error)
         }
         let id = result.int64(0, 1)
-        let storedCreatedAt = Timestamp(millisecondsSinceEpoch: result.int64(0, 4))
-        if storedCreatedAt != createdAt {
-            try storeJSON(of: [Message(id: id, conversationID: conversation, sender: new.sender, body: new.body,
-                                       createdAt: storedCreatedAt, editedAt: nil, deleted: false, replyTo: new.replyTo,
-                                       clientID: new.clientID, version: changed.version)], seq: seq)
-        }
+        let message = Message(appended: new, id: id, in: conversation,
+                              createdAt: Timestamp(millisecondsSinceEpoch: result.int64(0, 4)), version: changed.version)
+        if message.createdAt != createdAt { try storeJSON(of: [(seq, message)]) }
         changeLog.append(.message(.created, id: id, seq: seq, activity: changed.activityPlace ?? activityTaken))
         if let clientID = new.clientID { appendedClientIDs[seq, default: []].insert(clientID) }
         changed.appended += 1
@@ -72,9 +69,7 @@ extension PostgresBatch {
         changed.lastAppendedID = id
         touch(changed)
         changedIDs[seq, default: []].append(id)
-        return .success(.created(Message(id: id, conversationID: conversation, sender: new.sender, body: new.body,
-                                         createdAt: storedCreatedAt, editedAt: nil, deleted: false, replyTo: new.replyTo,
-                                         clientID: new.clientID, version: changed.version)))
+        return .success(.created(message))
     }
 
     /// `$1` seq, `$2` sender, `$3` body, `$4` created_at, `$5` reply_to,
@@ -173,14 +168,14 @@ extension PostgresBatch {
     /// Gives rows this batch inserted without stored JSON (their stored
     /// time is later than the clock's the bytes were built with, see
     /// `appendSQL`) the bytes of what they hold, in the batch's
-    /// transaction: so a page meets a row without them only until the
-    /// fill at start (`PostgresStoredJSONFill`) has run.
-    func storeJSON(of messages: [Message], seq: Int64) throws(PostgresError) {
-        let encoded = messages.compactMap { message in MessageJSONTail.encode(message).map { (message, $0) } }
+    /// transaction, with one statement: so a page meets a row without
+    /// them only until the fill at start (`PostgresStoredJSONFill`) has run.
+    func storeJSON(of rows: [(seq: Int64, message: Message)]) throws(PostgresError) {
+        let encoded = rows.compactMap { row in MessageJSONTail.encode(row.message).map { (row, $0) } }
         guard !encoded.isEmpty else { return }
         try connection.execute(connection.cachedStatement(sql: PostgresStoredJSONFill.fillSQL), [
-            .text(PostgresArrayLiteral.int64s(encoded.map { _ in seq })), .text(PostgresArrayLiteral.int64s(encoded.map(\.0.id))),
-            .text(PostgresArrayLiteral.int64s(encoded.map(\.0.version))), .storedTexts(encoded.map(\.1)),
+            .text(PostgresArrayLiteral.int64s(encoded.map(\.0.seq))), .text(PostgresArrayLiteral.int64s(encoded.map(\.0.message.id))),
+            .text(PostgresArrayLiteral.int64s(encoded.map(\.0.message.version))), .storedTexts(encoded.map(\.1)),
         ])
     }
 

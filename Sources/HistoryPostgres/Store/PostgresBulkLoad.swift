@@ -89,11 +89,8 @@ struct PostgresBulkLoad {
             let range = start..<min(start + Self.rowsPerStatement, messages.count)
             let chunk = messages[range]
             let tails = range.map { offset in
-                let new = messages[offset]
-                return MessageJSONTail.encode(Message(id: taken[offset], conversationID: conversation, sender: new.sender,
-                                                      body: new.body, createdAt: createdAt, editedAt: nil, deleted: false,
-                                                      replyTo: new.replyTo, clientID: new.clientID,
-                                                      version: before + Int64(offset) + 1))
+                MessageJSONTail.encode(Message(appended: messages[offset], id: taken[offset], in: conversation,
+                                               createdAt: createdAt, version: before + Int64(offset) + 1))
             }
             try connection.execute(insert, [
                 .int64(seq), .int64(createdAt.millisecondsSinceEpoch),

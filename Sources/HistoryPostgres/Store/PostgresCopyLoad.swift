@@ -111,10 +111,8 @@ package final class PostgresCopyLoad {
             rows.append(message.clientID.map { _ in ClientFingerprint.of(sender: message.sender, body: message.body) })
             rows.append(version)
             rows.append(version)
-            rows.appendBytes(MessageJSONTail.encode(Message(
-                id: id, conversationID: loading.conversation, sender: message.sender, body: message.body,
-                createdAt: createdAt, editedAt: nil, deleted: false, replyTo: message.replyTo,
-                clientID: message.clientID, version: version)))
+            rows.appendBytes(MessageJSONTail.encode(Message(appended: message, id: id, in: loading.conversation,
+                                                            createdAt: createdAt, version: version)))
             rows.endRow()
             loading.loaded += 1
         }

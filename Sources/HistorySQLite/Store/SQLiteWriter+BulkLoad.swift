@@ -44,10 +44,9 @@ extension SQLiteWriter {
                 counters.appended += 1
                 let version = counters.version
                 let fingerprint = new.clientID == nil ? nil : ClientFingerprint.of(sender: new.sender, body: new.body)
-                let tail = MessageJSONTail.encode(Message(
-                    id: firstID + Int64(offset), conversationID: conversation, sender: new.sender, body: new.body,
-                    createdAt: Timestamp(millisecondsSinceEpoch: createdAt), editedAt: nil, deleted: false,
-                    replyTo: new.replyTo, clientID: new.clientID, version: version))
+                let tail = MessageJSONTail.encode(Message(appended: new, id: firstID + Int64(offset), in: conversation,
+                                                          createdAt: Timestamp(millisecondsSinceEpoch: createdAt),
+                                                          version: version))
                 try sqlite { () throws(SQLiteError) in
                     try connection.cachedStatement(sql: """
                         INSERT INTO messages (place, sender, body, created_at, reply_to,

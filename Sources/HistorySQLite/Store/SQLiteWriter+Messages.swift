@@ -41,9 +41,7 @@ extension SQLiteWriter {
         // Taken before the INSERT and never given back: if the statement
         // fails the id is simply skipped (gaps are allowed, reuse is not).
         let id = try takeMessageIDs(1).lowerBound
-        let message = Message(id: id, conversationID: conversation, sender: new.sender, body: new.body,
-                              createdAt: creationTime(), editedAt: nil, deleted: false, replyTo: new.replyTo,
-                              clientID: new.clientID, version: counters.version)
+        let message = Message(appended: new, id: id, in: conversation, createdAt: creationTime(), version: counters.version)
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
                 INSERT INTO messages (place, sender, body, created_at, reply_to,

@@ -27,6 +27,15 @@ public struct Message: Hashable, Sendable {
         self.clientID = clientID
         self.version = version
     }
+
+    /// `new` as its append stores it: neither edited nor deleted. Every
+    /// append path of both stores builds its answer (and the stored JSON,
+    /// `MessageJSONTail`) with this, so they cannot drift apart.
+    package init(appended new: NewMessage, id: Int64, in conversation: ConversationID, createdAt: Timestamp,
+                 version: Int64) {
+        self.init(id: id, conversationID: conversation, sender: new.sender, body: new.body, createdAt: createdAt,
+                  editedAt: nil, deleted: false, replyTo: new.replyTo, clientID: new.clientID, version: version)
+    }
 }
 
 /// What a caller asks to append. Validated by the store (`MessageRules`)
