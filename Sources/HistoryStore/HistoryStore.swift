@@ -24,6 +24,13 @@ public protocol HistoryStore: Sendable {
     /// same snapshot (as for every read and write below that takes one).
     func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation
 
+    /// The conversation's version as last committed, when the store knows
+    /// it without a read and no commit can have passed it by unseen (the
+    /// SQLite store: one writer makes every commit); nil: read it. For a
+    /// 304 decided on the event loop (`KeptVersions`). Never behind what a
+    /// read would see; a conversation with a version exists.
+    func knownVersion(of conversation: ConversationID) -> Int64?
+
     // MARK: - Members
 
     /// Adds a member or changes its role; idempotent (`.unchanged` writes
@@ -214,6 +221,10 @@ extension HistoryStore {
     /// A store without commits of its own to report (a wrapper in tests)
     /// reports none.
     public func observeUserChanges(_ handler: @escaping @Sendable (Set<UserID>?) -> Void) {}
+
+    /// A store that keeps no versions (a wrapper in tests): every
+    /// conditional request is read.
+    public func knownVersion(of conversation: ConversationID) -> Int64? { nil }
 
     /// A store without a typing board of its own (a wrapper in tests)
     /// shows no one typing.

@@ -12,9 +12,18 @@ final class GatedStore: HistoryStore {
     private let state = Mutex((open: false, entered: 0))
     private let opened = DispatchSemaphore(value: 0)
 
-    init(_ inner: any HistoryStore, gating conversation: ConversationID) {
+    /// Whether `knownVersion` answers the inner store's kept versions
+    /// (else nil: every conditional request is read).
+    private let keepsVersions: Bool
+
+    init(_ inner: any HistoryStore, gating conversation: ConversationID, keepsVersions: Bool = false) {
         self.inner = inner
         gatedConversation = conversation
+        self.keepsVersions = keepsVersions
+    }
+
+    func knownVersion(of conversation: ConversationID) -> Int64? {
+        keepsVersions ? inner.knownVersion(of: conversation) : nil
     }
 
     /// Page reads of the gated conversation that reached the gate so far.

@@ -133,12 +133,14 @@ struct ReadPoolTests {
 }
 
 /// A server on one event loop over a `GatedStore` gating `slow`, with one
-/// message in `slow` ("in slow") and one in `fast` ("in fast").
-private func withGatedServer(readThreads: Int, _ body: (GatedStore, Int, APIResponder) throws -> Void) throws {
+/// message in `slow` ("in slow") and one in `fast` ("in fast"); with
+/// `keepsVersions`, the store's kept versions reach the server.
+func withGatedServer(readThreads: Int, keepsVersions: Bool = false,
+                     _ body: (GatedStore, Int, APIResponder) throws -> Void) throws {
     try withTemporaryDirectory { directory in
         let sqlite = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: directory.databasePath,
                                                                               durability: .normal))
-        let store = GatedStore(sqlite, gating: ConversationID("slow")!)
+        let store = GatedStore(sqlite, gating: ConversationID("slow")!, keepsVersions: keepsVersions)
         defer { store.close() }
         let api = APIResponder(store: store, metrics: Metrics(), logger: Logger(level: .error), accessLog: nil,
                                readThreads: readThreads)

@@ -62,10 +62,16 @@ struct EntityTag: Hashable, Sendable {
     }
 
     static func conversation(_ conversation: Conversation, gzip: Bool) -> EntityTag {
+        Self.conversation(conversation.id, version: conversation.version, gzip: gzip)
+    }
+
+    /// The conversation's own answer: its counters move with its version,
+    /// and its title never changes.
+    static func conversation(_ id: ConversationID, version: Int64, gzip: Bool) -> EntityTag {
         var hasher = FNV1a64()
         hasher.combine(formatGeneration)
-        hasher.combine(string: conversation.id.rawValue)
-        return EntityTag(kind: "c", number: conversation.version, hash: hasher.value, gzip: gzip)
+        hasher.combine(string: id.rawValue)
+        return EntityTag(kind: "c", number: version, hash: hasher.value, gzip: gzip)
     }
 
     /// One message (the route `GET /v1/conversations/{cid}/messages/{id}`

@@ -28,7 +28,10 @@ import HistoryAccess
 ///   leaves from there through the request's `AnswerOutlet` (one hand-off
 ///   back to the connection); the answers the router gives itself (404,
 ///   405, 415) and `.neverWaits` routes are returned on the caller's
-///   thread, the event loop. Without a pool (`Router()`), everything runs inline.
+///   thread, the event loop. A `.mayWait` route's `Shortcut` runs there
+///   first and may answer from memory (a 304 from the kept versions)
+///   without the pool's two hand-offs. Without a pool (`Router()`),
+///   everything runs inline.
 ///
 /// ```swift
 /// var router = Router()
@@ -36,6 +39,10 @@ import HistoryAccess
 /// ```
 public struct Router: Sendable {
     public typealias Handler = @Sendable (APIRequest) throws(APIError) -> Answer
+    /// Runs on the event loop before a `.mayWait` handler is sent to the
+    /// read pool: an answer it can give from memory alone (a 304 from the
+    /// kept versions), or nil to send the request on. Never waits, never throws.
+    public typealias Shortcut = @Sendable (APIRequest) -> Answer?
 
     /// Whether a handler may block its thread, which decides where it runs.
     public enum Cost: Sendable {
@@ -51,7 +58,7 @@ public struct Router: Sendable {
     private struct Route: Sendable {
         var pattern: [Segment]
         var patternText: String
-        var methods: [(method: HTTPMethod, label: String, cost: Cost, handler: Handler)]
+        var methods: [(method: HTTPMethod, label: String, cost: Cost, shortcut: Shortcut?, handler: Handler)]
     }
 
     private enum Segment: Sendable, Equatable {
@@ -70,17 +77,18 @@ public struct Router: Sendable {
         self.failures = failures
     }
 
-    /// Registers `handler` for `method` on `pattern` (which starts with `/`).
+    /// Registers `handler` for `method` on `pattern` (which starts with `/`),
+    /// with the `shortcut` tried on the event loop first, if any.
     public mutating func add(_ method: HTTPMethod, _ pattern: String, cost: Cost = .mayWait,
-                             handler: @escaping Handler) {
+                             shortcut: Shortcut? = nil, handler: @escaping Handler) {
         let segments: [Segment] = pattern.split(separator: "/").map { part in
             part.hasPrefix("{") && part.hasSuffix("}") ? .parameter : .literal(String(part))
         }
         let label = "\(method.rawValue) \(pattern)"
         if let index = routes.firstIndex(where: { $0.pattern == segments }) {
-            routes[index].methods.append((method, label, cost, handler))
+            routes[index].methods.append((method, label, cost, shortcut, handler))
         } else {
-            routes.append(Route(pattern: segments, patternText: pattern, methods: [(method, label, cost, handler)]))
+            routes.append(Route(pattern: segments, patternText: pattern, methods: [(method, label, cost, shortcut, handler)]))
         }
     }
 
@@ -125,6 +133,7 @@ public struct Router: Sendable {
         guard chosen.cost == .mayWait, let readPool else {
             return Self.run(chosen.handler, for: apiRequest)
         }
+        if let shortcut = chosen.shortcut, let answer = shortcut(apiRequest) { return answer }
         let handler = chosen.handler
         readPool.submit {
             if case .now(let response) = Self.run(handler, for: apiRequest) {

@@ -8,7 +8,12 @@ struct ConversationRoutes {
 
     func register(in router: inout Router) {
         router.add(.post, "/v1/conversations") { request throws(APIError) in try create(request) }
-        router.add(.get, "/v1/conversations/{cid}") { request throws(APIError) in
+        router.add(.get, "/v1/conversations/{cid}", shortcut: { request in
+            // Its tag is its id and version: a kept version decides a 304.
+            environment.keptVersion(forConditional: request).flatMap { conversation, version in
+                request.notModified(EntityTag.conversation(conversation, version: version, gzip: request.acceptsGzip))
+            }
+        }) { request throws(APIError) in
             let id = try environment.conversationID(request)
             let access = try environment.access(request, .readConversation)
             let conversation = try environment.read(request) { () throws(StoreError) in

@@ -8,7 +8,9 @@ struct MessageRoutes {
 
     func register(in router: inout Router) {
         router.add(.post, "/v1/conversations/{cid}/messages") { request throws(APIError) in try append(request) }
-        router.add(.get, "/v1/conversations/{cid}/messages") { request throws(APIError) in try page(request) }
+        router.add(.get, "/v1/conversations/{cid}/messages", shortcut: { request in notModifiedPage(request) }) {
+            request throws(APIError) in try page(request)
+        }
         router.add(.get, "/v1/conversations/{cid}/messages/{id}") { request throws(APIError) in try one(request) }
         router.add(.patch, "/v1/conversations/{cid}/messages/{id}") { request throws(APIError) in try edit(request) }
         router.add(.delete, "/v1/conversations/{cid}/messages/{id}") { request throws(APIError) in try delete(request) }
@@ -81,6 +83,18 @@ struct MessageRoutes {
         // A jump by time that found nothing answers the newest page: trimmed as one.
         let trim = page.anchor.map { $0.id == nil } == true ? PageTrim.keepNewest : PageTrim(query, reset: page.reset)
         return request.json(.ok, JSONWriter.page(page, budget: budget, trim: trim), headers: ["ETag": tag.value])
+    }
+
+    /// The 304 `page` would answer, decided on the event loop from the
+    /// conversation's kept version, without a read; nil: `page` decides.
+    private func notModifiedPage(_ request: APIRequest) -> Answer? {
+        guard let (conversation, version) = environment.keptVersion(forConditional: request),
+              var query = try? Self.pageQuery(request.query) else { return nil }
+        let budget = environment.limits.maximumResponseBytes
+        query.byteBudget = budget
+        let tag = EntityTag.page(of: conversation, version: version, query: query, budget: budget,
+                                 gzip: request.acceptsGzip)
+        return request.notModified(tag)
     }
 
     // MARK: - One message

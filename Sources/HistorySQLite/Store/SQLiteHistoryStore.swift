@@ -153,6 +153,9 @@ final class SQLiteBackend: StoreEngine {
         batcher.submit(request)
     }
 
+    /// One process writes the file, through `writer`: it sees every commit.
+    var keptVersions: KeptVersions? { writer.keptVersions }
+
     /// A read of a conversation that need not exist: "not found" is an
     /// answer, so it proves a read works without a probe table.
     func ping() throws(StoreError) {

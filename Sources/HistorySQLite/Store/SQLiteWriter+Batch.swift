@@ -181,10 +181,12 @@ extension SQLiteWriter {
             try update.execute(counters.appended, counters.firstAppendedID, counters.lastAppendedID, counters.version,
                                counters.activity, seq)
         }
+        keptVersions.willCommit(pending.values.lazy.filter { $0.version != $0.storedVersion }.map { ($0.id, $0.version) })
     }
 
     private func failed(_ batch: [WriteRequest], with error: StoreError) -> BatchOutcome {
         connection.rollback()
+        keptVersions.forgetAll()
         resetCaches()
         var outcome = BatchOutcome()
         outcome.answers = batch.map { request in { request.fail(error) } }

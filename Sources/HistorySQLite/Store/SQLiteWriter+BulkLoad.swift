@@ -19,7 +19,7 @@ extension SQLiteWriter {
         let firstID = ids.lowerBound
         let lastID = ids.upperBound
         let before = activity
-        let loaded = try connection.transaction(.immediate, mapError: StoreError.init) {
+        let loaded = try keptVersions.forgottenOnFailure { () throws(StoreError) in try connection.transaction(.immediate, mapError: StoreError.init) {
             () throws(StoreError) -> (seq: Int64, version: Int64) in
             guard let seq = try seq(of: conversation) else { throw .conversationNotFound(conversation) }
             // The batch path's counters and checks: a tampered version or
@@ -71,8 +71,9 @@ extension SQLiteWriter {
                     """).execute(messages.count, firstID, lastID, after, lastActivity, seq)
                 try connection.cachedStatement(sql: "UPDATE activity_counter SET value = ? WHERE id = 1").execute(lastActivity)
             }
+            keptVersions.willCommit(CollectionOfOne((conversation, after)))
             return (seq, after)
-        }
+        } }
         // Only once committed: a rolled-back load took no values.
         activity = before + Int64(messages.count)
         storedActivity = activity

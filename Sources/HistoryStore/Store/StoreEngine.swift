@@ -34,6 +34,11 @@ package protocol StoreEngine: Sendable {
     /// a queue of its own: its caller's thread never waits.
     var decidesTypingAccessLater: Bool { get }
 
+    /// Each conversation's committed version, where one writer makes
+    /// every commit (SQLite); nil where others may commit unseen
+    /// (PostgreSQL, several instances).
+    var keptVersions: KeptVersions? { get }
+
     /// Proves the database answers now, cheaply and within bounded time.
     func ping() throws(StoreError)
 
@@ -58,4 +63,6 @@ extension StoreEngine {
     }
 
     package var decidesTypingAccessLater: Bool { false }
+
+    package var keptVersions: KeptVersions? { nil }
 }

@@ -35,8 +35,21 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
         submit(.createConversation(id: id, title: title, owner: owner, completion: completion))
     }
 
+    /// Also teaches the kept versions the version read (`KeptVersions`):
+    /// conditional requests read the conversation first, so the next
+    /// conditional request for it is decided without a read.
     public func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation {
-        try read { reads throws(StoreError) in try reads.conversation(id, access: access) }
+        guard let kept = backend.keptVersions else {
+            return try read { reads throws(StoreError) in try reads.conversation(id, access: access) }
+        }
+        let ticket = kept.ticket()
+        let conversation = try read { reads throws(StoreError) in try reads.conversation(id, access: access) }
+        kept.learn(conversation.version, of: id, ticket: ticket)
+        return conversation
+    }
+
+    public func knownVersion(of conversation: ConversationID) -> Int64? {
+        backend.keptVersions?.version(of: conversation)
     }
 
     // MARK: - Members
