@@ -66,7 +66,9 @@ public struct WebViewer: Sendable {
     /// viewer file (the API then routes it).
     func response(to request: HTTPRequest) -> HTTPResponse? {
         // Every API request passes here first: no lookup for them.
-        guard !request.path.hasPrefix("/v1/"),
+        // Over the bytes: `Substring.hasPrefix` compares Characters (1.5% of
+        // a 304's CPU in `perf`).
+        guard !request.path.utf8.starts(with: "/v1/".utf8),
               let asset = assets[String(request.path)] else { return nil }
         guard request.method == .get || request.method == .head else {
             return APIError.methodNotAllowed(request.method, allow: [.get, .head]).response(route: Self.route)
