@@ -31,6 +31,11 @@ public protocol HistoryStore: Sendable {
     /// read would see; a conversation with a version exists.
     func knownVersion(of conversation: ConversationID) -> Int64?
 
+    /// The user's role in the conversation, when the store knows it
+    /// without a read and it is what a read would see (a member's; nil:
+    /// read it). For a user's 304 decided on the event loop.
+    func knownRole(of user: UserID, in conversation: ConversationID) -> MemberRole?
+
     // MARK: - Members
 
     /// Adds a member or changes its role; idempotent (`.unchanged` writes
@@ -225,6 +230,8 @@ extension HistoryStore {
     /// A store that keeps no versions (a wrapper in tests): every
     /// conditional request is read.
     public func knownVersion(of conversation: ConversationID) -> Int64? { nil }
+
+    public func knownRole(of user: UserID, in conversation: ConversationID) -> MemberRole? { nil }
 
     /// A store without a typing board of its own (a wrapper in tests)
     /// shows no one typing.

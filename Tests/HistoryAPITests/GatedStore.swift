@@ -26,6 +26,10 @@ final class GatedStore: HistoryStore {
         keepsVersions ? inner.knownVersion(of: conversation) : nil
     }
 
+    func knownRole(of user: UserID, in conversation: ConversationID) -> MemberRole? {
+        keepsVersions ? inner.knownRole(of: user, in: conversation) : nil
+    }
+
     /// Page reads of the gated conversation that reached the gate so far.
     var enteredCount: Int { state.withLock { $0.entered } }
 

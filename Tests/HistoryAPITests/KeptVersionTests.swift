@@ -3,13 +3,16 @@ import Foundation
 import HTTPCore
 @testable import HistoryAPI
 import HistoryStore
+import HistoryWiring
 import HistoryTestSupport
 import Synchronization
 import Testing
 
 /// 304s decided on the event loop from the SQLite store's kept versions
-/// (`KeptVersions`, `Router.Shortcut`): never behind a commit already
-/// answered, and answered while every read-pool thread is held.
+/// and roles (`KeptVersions`, `Router.Shortcut`): never behind a commit
+/// already answered, never to a removed member, and answered while every
+/// read-pool thread is held. The contract checks run on PostgreSQL too
+/// (`HISTORY_TEST_STORE=postgres`), where every conditional request is read.
 @Suite("API: 304s from kept versions")
 struct KeptVersionTests {
     /// The one read-pool thread is held by a gated page read of `slow`:
@@ -129,6 +132,120 @@ struct KeptVersionTests {
             #expect(revalidations.load(ordering: .relaxed) > 0)
             // The test means something only if some answers were 304s.
             #expect(notModified.load(ordering: .relaxed) > 0)
+        }
+    }
+
+    /// A member's conditional request is decided from its kept role on
+    /// the loop; once its removal is answered, the next one is 404, and a
+    /// stranger's is never a 304.
+    @Test func aRemovedMembersNextRequestIsRefused() throws {
+        try withTokenServer { server, minter in
+            let client = try server.connect()
+            defer { client.close() }
+            let ana = minter.user("ana"), bob = minter.user("bob")
+            #expect(try client.createConversation("t", ownedBy: ana) == 201)
+            for round in 0..<5 {
+                #expect(try client.call(.put, "/v1/conversations/t/members/bob", token: ana, json: "{}").status == 201)
+                if round == 0 {
+                    #expect(try client.call(.post, "/v1/conversations/t/messages", token: ana, json: #"{"body":"x"}"#).status == 201)
+                }
+                let page = try client.call(.get, "/v1/conversations/t/messages", token: bob)
+                let tag = try #require(page.headers["ETag"])
+                // The first is read (and keeps bob's role), the next ones are decided from it.
+                for _ in 0..<3 {
+                    let cached = try client.call(.get, "/v1/conversations/t/messages", token: bob, headers: [("If-None-Match", tag)])
+                    #expect(cached.status == 304)
+                }
+                // Kept on SQLite only (PostgreSQL reads every conditional request).
+                let kept = server.application.store.knownRole(of: UserID("bob")!, in: ConversationID("t")!)
+                #expect(kept == (StoreBackend.serversUseSQLite ? .member : nil))
+                let conversation = try client.call(.get, "/v1/conversations/t", token: bob)
+                let conversationTag = try #require(conversation.headers["ETag"])
+                #expect(try client.call(.get, "/v1/conversations/t", token: bob,
+                                        headers: [("If-None-Match", conversationTag)]).status == 304)
+
+                #expect(try client.call(.delete, "/v1/conversations/t/members/bob", token: ana).status == 200)
+                expectError(try client.call(.get, "/v1/conversations/t/messages", token: bob, headers: [("If-None-Match", tag)]),
+                            404, "conversation_not_found")
+                expectError(try client.call(.get, "/v1/conversations/t", token: bob,
+                                            headers: [("If-None-Match", conversationTag)]),
+                            404, "conversation_not_found")
+                expectError(try client.call(.get, "/v1/conversations/t/messages", token: minter.user("eve"),
+                                            headers: [("If-None-Match", tag)]), 404, "conversation_not_found")
+            }
+        }
+    }
+
+    /// One thread removes and re-adds bob while bob revalidates: a request
+    /// sent and answered while bob was out, with no membership change sent
+    /// meanwhile, is never a 304.
+    @Test func noUserIsAnswered304WhileRemoved() throws {
+        try withTokenServer({ $0.rateLimitReads = 0; $0.rateLimitWrites = 0 }) { server, minter in
+            let ana = minter.user("ana"), bob = minter.user("bob")
+            let setup = try server.connect()
+            defer { setup.close() }
+            #expect(try setup.createConversation("t", ownedBy: ana) == 201)
+            #expect(try setup.call(.post, "/v1/conversations/t/messages", token: ana, json: #"{"body":"x"}"#).status == 201)
+            #expect(try setup.call(.put, "/v1/conversations/t/members/bob", token: ana, json: "{}").status == 201)
+            let tag = try #require(try setup.call(.get, "/v1/conversations/t/messages", token: bob).headers["ETag"])
+            // (changes sent, changes answered, bob a member after the last answered)
+            let membership = Mutex((sent: 0, answered: 0, member: true))
+            let toggling = Atomic<Bool>(true)
+            let failures = Mutex<[String]>([])
+            let refusedWhileOut = Atomic<Int>(0)
+            let notModified = Atomic<Int>(0)
+            let finished = DispatchGroup()
+            finished.enter()
+            Thread.detachNewThread {
+                defer { finished.leave(); toggling.store(false, ordering: .sequentiallyConsistent) }
+                do {
+                    let owner = try server.connect()
+                    defer { owner.close() }
+                    for _ in 0..<40 {
+                        membership.withLock { $0.sent += 1 }
+                        let removed = try owner.call(.delete, "/v1/conversations/t/members/bob", token: ana)
+                        membership.withLock { $0 = ($0.sent, $0.answered + 1, false) }
+                        // Out for a few milliseconds, so the reader asks meanwhile.
+                        Thread.sleep(forTimeInterval: 0.005)
+                        membership.withLock { $0.sent += 1 }
+                        let added = try owner.call(.put, "/v1/conversations/t/members/bob", token: ana, json: "{}")
+                        membership.withLock { $0 = ($0.sent, $0.answered + 1, true) }
+                        if removed.status != 200 || added.status != 201 {
+                            failures.withLock { $0.append("toggle: \(removed.status) \(added.status)") }
+                        }
+                    }
+                } catch {
+                    failures.withLock { $0.append("toggle: \(error)") }
+                }
+            }
+            finished.enter()
+            Thread.detachNewThread {
+                defer { finished.leave() }
+                do {
+                    let reader = try server.connect()
+                    defer { reader.close() }
+                    for _ in 0..<20_000 where toggling.load(ordering: .sequentiallyConsistent) {
+                        let before = membership.withLock { $0 }
+                        let answer = try reader.call(.get, "/v1/conversations/t/messages", token: bob,
+                                                     headers: [("If-None-Match", tag)])
+                        let after = membership.withLock { $0 }
+                        if answer.status == 304 { notModified.add(1, ordering: .relaxed) }
+                        guard before.sent == before.answered, after.sent == before.sent, !before.member else { continue }
+                        if answer.status == 404 {
+                            refusedWhileOut.add(1, ordering: .relaxed)
+                        } else {
+                            failures.withLock { $0.append("\(answer.status) while bob was out (change \(before.sent))") }
+                        }
+                    }
+                } catch {
+                    failures.withLock { $0.append("reader: \(error)") }
+                }
+            }
+            #expect(finished.wait(timeout: .now() + 120) == .success)
+            #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
+            // Meaningful only if both sides were seen.
+            #expect(notModified.load(ordering: .relaxed) > 0)
+            #expect(refusedWhileOut.load(ordering: .relaxed) > 0)
         }
     }
 

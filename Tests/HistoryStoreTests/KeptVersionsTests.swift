@@ -66,6 +66,24 @@ struct KeptVersionsTests {
         #expect(kept.count == 1 && kept.version(of: cid("d")) == 5 && kept.version(of: cid("a")) == nil)
     }
 
+    /// A committed membership change drops the conversation's roles and
+    /// every read under way; other conversations keep theirs.
+    @Test func aMembershipChangeForgetsTheConversationsRoles() {
+        let kept = KeptVersions()
+        let bob = UserID("bob")!
+        kept.learn(.member, of: bob, in: cid("c"), ticket: kept.ticket())
+        kept.learn(.owner, of: bob, in: cid("d"), ticket: kept.ticket())
+        #expect(kept.role(of: bob, in: cid("c")) == .member)
+        let ticket = kept.ticket()
+        kept.committed(membershipsOf: [cid("c")])
+        #expect(kept.role(of: bob, in: cid("c")) == nil)
+        #expect(kept.role(of: bob, in: cid("d")) == .owner)
+        kept.learn(.member, of: bob, in: cid("c"), ticket: ticket)
+        #expect(kept.role(of: bob, in: cid("c")) == nil)
+        kept.forgetAll()
+        #expect(kept.role(of: bob, in: cid("d")) == nil)
+    }
+
     // MARK: - The SQLite store
 
     /// Every write's version is known before its caller is answered, and
@@ -133,6 +151,22 @@ struct KeptVersionsTests {
 
             let after = try await store.append(NewMessage(sender: "ana", body: "again"), to: cid("c")).message
             #expect(store.knownVersion(of: cid("c")) == after.version)
+
+            // A member's role is kept from a read of the conversation as that
+            // member, and dropped when its membership changes.
+            let bob = UserID("bob")!
+            try await store.putMember(bob, in: cid("c"))
+            let asBob = AccessCheck(user: bob) { role, _ in role == nil ? .notAMember : nil }
+            _ = try store.conversation(cid("c"), access: asBob)
+            #expect(store.knownRole(of: bob, in: cid("c")) == .member)
+            try await store.putMember(bob, role: .owner, in: cid("c"))
+            #expect(store.knownRole(of: bob, in: cid("c")) == nil)
+            _ = try store.conversation(cid("c"), access: asBob)
+            #expect(store.knownRole(of: bob, in: cid("c")) == .owner)
+            #expect(try await store.removeMember(bob, from: cid("c")))
+            #expect(store.knownRole(of: bob, in: cid("c")) == nil)
+            #expect(throws: StoreError.self) { try store.conversation(cid("c"), access: asBob) }
+            #expect(store.knownRole(of: bob, in: cid("c")) == nil)
             #expect(try store.conversation(cid("c")).version == after.version)
         }
     }

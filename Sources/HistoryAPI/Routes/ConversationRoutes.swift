@@ -10,7 +10,7 @@ struct ConversationRoutes {
         router.add(.post, "/v1/conversations") { request throws(APIError) in try create(request) }
         router.add(.get, "/v1/conversations/{cid}", shortcut: { request in
             // Its tag is its id and version: a kept version decides a 304.
-            environment.keptVersion(forConditional: request).flatMap { conversation, version in
+            environment.keptVersion(forConditional: request, .readConversation).flatMap { conversation, version in
                 request.notModified(EntityTag.conversation(conversation, version: version, gzip: request.acceptsGzip))
             }
         }) { request throws(APIError) in

@@ -88,7 +88,7 @@ struct MessageRoutes {
     /// The 304 `page` would answer, decided on the event loop from the
     /// conversation's kept version, without a read; nil: `page` decides.
     private func notModifiedPage(_ request: APIRequest) -> Answer? {
-        guard let (conversation, version) = environment.keptVersion(forConditional: request),
+        guard let (conversation, version) = environment.keptVersion(forConditional: request, .readPages),
               var query = try? Self.pageQuery(request.query) else { return nil }
         let budget = environment.limits.maximumResponseBytes
         query.byteBudget = budget

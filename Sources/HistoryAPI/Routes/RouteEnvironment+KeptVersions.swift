@@ -7,14 +7,21 @@ extension RouteEnvironment {
     /// on the event loop (`Router.Shortcut`); nil sends the request to the
     /// read pool, which reads as before.
     ///
-    /// Only for an administrator (open mode, admin tokens): nothing about
-    /// access is left to decide, and a conversation with a kept version
-    /// exists. A user's membership is decided in a snapshot (docs/API.md,
-    /// "Exact revocation"), so a user's request is always read.
-    func keptVersion(forConditional request: APIRequest) -> (conversation: ConversationID, version: Int64)? {
-        guard request.hasIfNoneMatch, case .admin? = request.caller,
+    /// Access is decided as a read decides it (`AccessPolicy`), from what
+    /// the store keeps: nothing for an administrator (open mode, admin
+    /// tokens), a kept role for a user (`HistoryStore.knownRole`, a
+    /// member's, dropped by the writer before a membership change is
+    /// answered). A user without a kept role, or refused, is read: the
+    /// refusal is answered from the snapshot, as ever.
+    func keptVersion(forConditional request: APIRequest,
+                     _ action: AccessPolicy.Action) -> (conversation: ConversationID, version: Int64)? {
+        guard request.hasIfNoneMatch, let caller = request.caller,
               let segment = request.pathParameters.first ?? nil, let conversation = ConversationID(segment),
               let version = store.knownVersion(of: conversation) else { return nil }
+        if case .user(let user) = caller {
+            guard let role = store.knownRole(of: user, in: conversation),
+                  AccessPolicy.decide(action, caller: caller, role: role) == .allow else { return nil }
+        }
         return (conversation, version)
     }
 }

@@ -94,6 +94,7 @@ extension SQLiteWriter {
         pending.removeAll(keepingCapacity: true)
         batchInboxUsers.removeAll(keepingCapacity: true)
         batchChanges.removeAll(keepingCapacity: true)
+        batchMembershipSeqs.removeAll(keepingCapacity: true)
         do throws(SQLiteError) {
             try connection.cachedStatement(sql: "BEGIN IMMEDIATE").execute()
         } catch {
@@ -154,6 +155,13 @@ extension SQLiteWriter {
             connection.rollback()
             return failed(batch, with: StoreError(error))
         }
+        // Before any caller is answered: a role kept from before the
+        // change is dropped (a conversation created in this batch has
+        // none kept, and no pending counters).
+        if !batchMembershipSeqs.isEmpty {
+            keptVersions.committed(membershipsOf: batchMembershipSeqs.compactMap { pending[$0]?.id })
+            batchMembershipSeqs.removeAll(keepingCapacity: true)
+        }
         for (seq, counters) in pending {
             // A member change moves the conversation's activity, not its
             // version: only a new version wakes the message feed's waits.
@@ -201,6 +209,7 @@ extension SQLiteWriter {
         pending.removeAll()
         batchInboxUsers.removeAll()
         batchChanges.removeAll()
+        batchMembershipSeqs.removeAll()
         // Values taken by the failed batch are skipped, never reused.
         if let stored = try? Self.loadActivity(connection) {
             activity = max(activity, stored)

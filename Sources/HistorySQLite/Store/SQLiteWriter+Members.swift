@@ -106,6 +106,7 @@ extension SQLiteWriter {
     /// membership is the one it was read from. Read-marker updates of a
     /// member row leave roles alone and do not call it.
     private func membershipChanged(seq: Int64) throws(StoreError) {
+        batchMembershipSeqs.insert(seq)
         try sqlite { () throws(SQLiteError) in
             try connection.cachedStatement(sql: """
                 UPDATE conversations SET members_version = members_version + 1 WHERE seq = ?

@@ -44,6 +44,9 @@ final class SQLiteWriter: @unchecked Sendable {
     var batchChanges: [ChangeLogEntry] = []
     /// The latest `created_at` handed out (SQLiteWriter+ChangeLog): never lowered.
     var lastCreatedAt: Int64
+    /// Conversations (seqs) whose memberships the batch being written
+    /// changed: their kept roles are forgotten once it committed.
+    var batchMembershipSeqs: Set<Int64> = []
     /// Each conversation's committed version, for 304s without a read:
     /// every version a transaction writes is marked here before its
     /// COMMIT, and all are forgotten when one fails (`KeptVersions`).

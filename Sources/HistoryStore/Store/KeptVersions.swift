@@ -25,11 +25,25 @@ import Synchronization
 ///   not kept, and a kept version is only replaced by the writer.
 /// Ahead costs a read; behind would answer a stale 304.
 ///
-/// Bounded: past `capacity` conversations the writer's next mark starts
-/// over (only the writer resets, so no uncommitted mark is ever dropped).
+/// Members' roles are kept beside the versions, for a user's 304 (access
+/// is decided from the kept role as a read would decide it from the role in
+/// its snapshot). A role may be kept only while it is what a reader sees:
+/// after a COMMIT that changed a conversation's memberships, and before its
+/// callers are answered, the writer forgets that conversation's roles
+/// (`committed(membershipsOf:)`) and moves the generation, so a role read
+/// before the change and kept meanwhile is dropped, and one read before it
+/// and kept later is refused. Between the COMMIT and that call a removal is
+/// not yet answered: a request then is concurrent with it.
+///
+/// Bounded: past `capacity` conversations (or roles) the writer's next
+/// mark starts over (only the writer resets, so no uncommitted mark is
+/// ever dropped).
 package final class KeptVersions: Sendable {
     private struct State {
         var versions: [String: Int64] = [:]
+        /// Conversation -> user -> role, members only.
+        var roles: [String: [String: MemberRole]] = [:]
+        var roleCount = 0
         /// Moves at every mark and reset: a read whose ticket is older was overtaken.
         var generation: UInt64 = 0
     }
@@ -44,6 +58,11 @@ package final class KeptVersions: Sendable {
     /// The conversation's version when kept; nil: read it.
     package func version(of conversation: ConversationID) -> Int64? {
         state.withLock { $0.versions[conversation.rawValue] }
+    }
+
+    /// The user's role in the conversation when kept (a member's); nil: read it.
+    package func role(of user: UserID, in conversation: ConversationID) -> MemberRole? {
+        state.withLock { $0.roles[conversation.rawValue]?[user.rawValue] }
     }
 
     /// Taken before a read's snapshot begins, handed back to `learn`.
@@ -62,11 +81,37 @@ package final class KeptVersions: Sendable {
         }
     }
 
+    /// Keeps `role`, read with the version in a snapshot that began after
+    /// `ticket` was taken, under the same conditions as `learn`.
+    package func learn(_ role: MemberRole, of user: UserID, in conversation: ConversationID, ticket: UInt64) {
+        state.withLock { state in
+            guard state.generation == ticket, state.roleCount < capacity,
+                  state.roles[conversation.rawValue]?[user.rawValue] == nil else { return }
+            state.roles[conversation.rawValue, default: [:]][user.rawValue] = role
+            state.roleCount += 1
+        }
+    }
+
+    /// The writer, after a COMMIT that changed these conversations'
+    /// memberships and before its callers are answered.
+    package func committed(membershipsOf conversations: some Sequence<ConversationID>) {
+        state.withLock { state in
+            state.generation &+= 1
+            for conversation in conversations {
+                state.roleCount -= state.roles.removeValue(forKey: conversation.rawValue)?.count ?? 0
+            }
+        }
+    }
+
     /// The writer, before the COMMIT that writes these versions.
     package func willCommit(_ versions: some Sequence<(ConversationID, Int64)>) {
         state.withLock { state in
             state.generation &+= 1
             if state.versions.count >= capacity { state.versions.removeAll(keepingCapacity: true) }
+            if state.roleCount >= capacity {
+                state.roles.removeAll(keepingCapacity: true)
+                state.roleCount = 0
+            }
             for (conversation, version) in versions {
                 state.versions[conversation.rawValue] = max(version, state.versions[conversation.rawValue] ?? .min)
             }
@@ -78,6 +123,8 @@ package final class KeptVersions: Sendable {
         state.withLock { state in
             state.generation &+= 1
             state.versions.removeAll(keepingCapacity: true)
+            state.roles.removeAll(keepingCapacity: true)
+            state.roleCount = 0
         }
     }
 

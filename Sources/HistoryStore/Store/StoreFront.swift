@@ -43,13 +43,23 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
             return try read { reads throws(StoreError) in try reads.conversation(id, access: access) }
         }
         let ticket = kept.ticket()
-        let conversation = try read { reads throws(StoreError) in try reads.conversation(id, access: access) }
+        let (conversation, role) = try read { reads throws(StoreError) -> (Conversation, MemberRole?) in
+            let conversation = try reads.conversation(id, access: access)
+            // A user's role, read in the same snapshot (the reader's role
+            // cache has it from the access check).
+            return (conversation, try access.user.flatMap { user throws(StoreError) in try reads.role(of: user, in: id) })
+        }
         kept.learn(conversation.version, of: id, ticket: ticket)
+        if let user = access.user, let role { kept.learn(role, of: user, in: id, ticket: ticket) }
         return conversation
     }
 
     public func knownVersion(of conversation: ConversationID) -> Int64? {
         backend.keptVersions?.version(of: conversation)
+    }
+
+    public func knownRole(of user: UserID, in conversation: ConversationID) -> MemberRole? {
+        backend.keptVersions?.role(of: user, in: conversation)
     }
 
     // MARK: - Members
