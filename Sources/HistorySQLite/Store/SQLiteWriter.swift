@@ -47,9 +47,11 @@ final class SQLiteWriter: @unchecked Sendable {
     /// Conversations (seqs) whose memberships the batch being written
     /// changed: their kept roles are forgotten once it committed.
     var batchMembershipSeqs: Set<Int64> = []
-    /// Each conversation's committed version, for 304s without a read:
-    /// every version a transaction writes is marked here before its
-    /// COMMIT, and all are forgotten when one fails (`KeptVersions`).
+    /// Each conversation's committed version and members' roles, for 304s
+    /// without a read: every version a transaction writes is marked here
+    /// before its COMMIT, a committed membership change drops that
+    /// conversation's roles before it is answered, and everything is
+    /// forgotten when a transaction fails (`KeptVersions`).
     let keptVersions = KeptVersions()
 
     private static let seqCacheCapacity = 100_000

@@ -34,9 +34,9 @@ package protocol StoreEngine: Sendable {
     /// a queue of its own: its caller's thread never waits.
     var decidesTypingAccessLater: Bool { get }
 
-    /// Each conversation's committed version, where one writer makes
-    /// every commit (SQLite); nil where others may commit unseen
-    /// (PostgreSQL, several instances).
+    /// Each conversation's committed version and members' roles, where
+    /// one writer makes every commit (SQLite); nil where others may commit
+    /// unseen (PostgreSQL, several instances).
     var keptVersions: KeptVersions? { get }
 
     /// Proves the database answers now, cheaply and within bounded time.
