@@ -16,7 +16,7 @@ extension RouteEnvironment {
     func keptVersion(forConditional request: APIRequest,
                      _ action: AccessPolicy.Action) -> (conversation: ConversationID, version: Int64)? {
         guard request.hasIfNoneMatch, let caller = request.caller,
-              let segment = request.pathParameters.first ?? nil, let conversation = ConversationID(segment),
+              let conversation = try? conversationID(request),
               let version = store.knownVersion(of: conversation) else { return nil }
         if case .user(let user) = caller {
             guard let role = store.knownRole(of: user, in: conversation),

@@ -50,7 +50,7 @@ extension BenchSuite {
              "run --url \(url) --scenario revalidate --clients \(s.clients) --duration \(seconds) --prefix \(largest.id)",
              .revalidatedPage),
         ]
-        var rounds: [[(row: Row, cpuPerPage: Double?, bytesPerPage: Double)]] = Array(repeating: [], count: variants.count)
+        var rounds: [[Measured]] = Array(repeating: [], count: variants.count)
         for round in 1...max(1, s.pageRounds) {
             for (index, variant) in variants.enumerated() {
                 let label = s.pageRounds > 1 ? "\(variant.name), round \(round) of \(s.pageRounds)" : variant.name
@@ -71,7 +71,9 @@ extension BenchSuite {
                 "; " + Format.fixed(Double(notModified) * 100 / Double(max(1, checks[CheckCounters.revalidationsKey] ?? 0)), 1) + "% were 304"
             } ?? ""
             chosen.row.note = "\(Format.grouped(Int(chosen.bytesPerPage.rounded()))) bytes per page as sent; \(cpu)\(share)"
-                + (index == variants.count - 1 ? Self.shareOfAPage(rounds) : "") + chosen.row.note
+                // The variants are identity, gzip, then the 304.
+                + (variant.kind == .revalidatedPage ? Self.shareOfAPage(notModified: rounds[2], identity: rounds[0], gzip: rounds[1]) : "")
+                + chosen.row.note
             rows.append(chosen.row)
         }
 
@@ -97,16 +99,17 @@ extension BenchSuite {
     /// page's (the one a client that sends both headers would otherwise
     /// get), each the median of the rounds' own ratios: issue 27 asks for
     /// at most a quarter. Empty without CPU figures.
-    private static func shareOfAPage(_ rounds: [[(row: Row, cpuPerPage: Double?, bytesPerPage: Double)]]) -> String {
-        guard rounds.count == 3 else { return "" }
-        func share(of page: Int) -> Double? {
-            let ratios = zip(rounds[2], rounds[page]).compactMap { notModified, full -> Double? in
-                guard let cost = notModified.cpuPerPage, let pageCost = full.cpuPerPage, pageCost > 0 else { return nil }
+    private typealias Measured = (row: Row, cpuPerPage: Double?, bytesPerPage: Double)
+
+    private static func shareOfAPage(notModified: [Measured], identity: [Measured], gzip: [Measured]) -> String {
+        func share(of pages: [Measured]) -> Double? {
+            let ratios = zip(notModified, pages).compactMap { notModified, page -> Double? in
+                guard let cost = notModified.cpuPerPage, let pageCost = page.cpuPerPage, pageCost > 0 else { return nil }
                 return cost / pageCost
             }
             return ratios.isEmpty ? nil : median(ratios)
         }
-        guard let identity = share(of: 0), let gzip = share(of: 1) else { return "" }
+        guard let identity = share(of: identity), let gzip = share(of: gzip) else { return "" }
         return "; \(Format.fixed(identity * 100, 0))% of an identity page's CPU, \(Format.fixed(gzip * 100, 0))% of a gzip page's"
     }
 }

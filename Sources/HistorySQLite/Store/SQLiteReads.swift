@@ -54,10 +54,16 @@ struct SQLiteReads: SnapshotReads {
     /// The conversation once `access` allows its caller, the role read in
     /// this same transaction, by the same statement.
     func authorized(_ id: ConversationID, _ access: AccessCheck) throws(StoreError) -> (seq: Int64, conversation: Conversation) {
-        guard let user = access.user else { return try conversation(id) }
+        try authorizedWithRole(id, access).found
+    }
+
+    /// `authorized`, with the role the decision was made on (nil for an administrator).
+    private func authorizedWithRole(_ id: ConversationID, _ access: AccessCheck) throws(StoreError)
+        -> (found: (seq: Int64, conversation: Conversation), role: MemberRole?) {
+        guard let user = access.user else { return (try conversation(id), nil) }
         let (found, role) = try lookUp(id, withRoleOf: user)
         if let failure = access.failure(role: role, in: id) { throw failure }
-        return found
+        return (found, role)
     }
 
     /// The conversation row by its seq when this reader knows it (the
@@ -114,6 +120,13 @@ struct SQLiteReads: SnapshotReads {
 
     func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation {
         try authorized(id, access).conversation
+    }
+
+    /// The role from the same lookup as the access check (the role cache's).
+    func conversationWithRole(_ id: ConversationID, access: AccessCheck) throws(StoreError)
+        -> (conversation: Conversation, role: MemberRole?) {
+        let (found, role) = try authorizedWithRole(id, access)
+        return (found.conversation, role)
     }
 
     func message(_ messageID: Int64, in id: ConversationID, access: AccessCheck) throws(StoreError) -> Message {

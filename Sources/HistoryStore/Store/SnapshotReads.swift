@@ -9,6 +9,10 @@
 /// version is the same 404 as a missing conversation, not a 400).
 package protocol SnapshotReads {
     func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation
+    /// The same, with the caller's role as the access check read it (nil
+    /// for an administrator): what `KeptVersions` learns.
+    func conversationWithRole(_ id: ConversationID,
+                              access: AccessCheck) throws(StoreError) -> (conversation: Conversation, role: MemberRole?)
     func message(_ messageID: Int64, in id: ConversationID, access: AccessCheck) throws(StoreError) -> Message
     /// `query` was validated.
     func page(of id: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page
@@ -32,6 +36,15 @@ package protocol SnapshotReads {
 }
 
 extension SnapshotReads {
+    /// The conversation, then the role in a second lookup: for a backend
+    /// that keeps no versions (PostgreSQL), which never asks for it on a
+    /// hot path.
+    package func conversationWithRole(_ id: ConversationID, access: AccessCheck) throws(StoreError)
+        -> (conversation: Conversation, role: MemberRole?) {
+        let conversation = try self.conversation(id, access: access)
+        return (conversation, try access.user.flatMap { user throws(StoreError) in try role(of: user, in: id) })
+    }
+
     // Administrators' forms, for tools and tests that read without a caller.
 
     package func message(_ messageID: Int64, in id: ConversationID) throws(StoreError) -> Message {

@@ -43,11 +43,9 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
             return try read { reads throws(StoreError) in try reads.conversation(id, access: access) }
         }
         let ticket = kept.ticket()
-        let (conversation, role) = try read { reads throws(StoreError) -> (Conversation, MemberRole?) in
-            let conversation = try reads.conversation(id, access: access)
-            // A user's role, read in the same snapshot (the reader's role
-            // cache has it from the access check).
-            return (conversation, try access.user.flatMap { user throws(StoreError) in try reads.role(of: user, in: id) })
+        // A user's role as the access check read it, in the same snapshot.
+        let (conversation, role) = try read { reads throws(StoreError) in
+            try reads.conversationWithRole(id, access: access)
         }
         kept.learn(conversation.version, of: id, ticket: ticket)
         if let user = access.user, let role { kept.learn(role, of: user, in: id, ticket: ticket) }
