@@ -1,5 +1,6 @@
 import Foundation
 import HistoryStore
+import HistoryTestSupport
 import Testing
 @testable import HistoryAccess
 
@@ -161,7 +162,7 @@ struct TokenInteropTests {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = errorFile
-        try process.run()
+        try process.runSerialized()
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         var text = String(decoding: outputData, as: UTF8.self)

@@ -182,7 +182,7 @@ struct ArticleCodeTests {
             + [Self.root.appendingPathComponent("Examples/ChatScreen/Package.swift").path]
         let errors = Pipe()
         process.standardError = errors
-        try process.run()
+        try process.runSerialized()
         process.waitUntilExit()
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 0, "\(text)")

@@ -30,7 +30,7 @@ struct CrashTests {
             child.arguments = ["crash-child", "--database", path, "--threads", "4"]
             let output = Pipe()
             child.standardOutput = output
-            try child.run()
+            try child.runSerialized()
             let pid = child.processIdentifier
             // A child that hangs silently is killed anyway, which ends the read.
             DispatchQueue.global().asyncAfter(deadline: .now() + 90) { kill(pid, SIGKILL) }

@@ -25,7 +25,7 @@ struct StoreBenchCommandTests {
         let output = Pipe()
         bench.standardOutput = output
         bench.standardError = output
-        try bench.run()
+        try bench.runSerialized()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         bench.waitUntilExit()
 

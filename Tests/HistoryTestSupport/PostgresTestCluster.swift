@@ -192,7 +192,7 @@ public final class PostgresTestCluster: Sendable {
         var pid = pid_t()
         let spawned = Self.withCStrings(argv) { argv in
             Self.withCStrings(environment) { environment in
-                posix_spawn(&pid, argv[0]!, &actions, nil, argv, environment)
+                ProcessLaunches.serialized { posix_spawn(&pid, argv[0]!, &actions, nil, argv, environment) }
             }
         }
         guard spawned == 0 else {

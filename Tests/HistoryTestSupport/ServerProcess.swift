@@ -68,7 +68,7 @@ public final class ServerProcess: Sendable {
             let data = handle.availableData
             output.bytes.withLock { $0.stderr += data }
         }
-        try process.run()
+        try process.runSerialized()
 
         var line: String?
         let deadline = ContinuousClock.now + .seconds(30)
@@ -132,7 +132,7 @@ public final class ServerProcess: Sendable {
         let stderr = Pipe()
         process.standardOutput = stdout
         process.standardError = stderr
-        try process.run()
+        try process.runSerialized()
         let deadline = ContinuousClock.now + timeout
         while process.isRunning && ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.01)
