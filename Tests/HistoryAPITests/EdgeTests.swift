@@ -55,11 +55,13 @@ struct EdgeTests {
 
     /// A flood of bad tokens from one address is charged to its read
     /// bucket: past the burst it gets 429 with `Retry-After`, while a
-    /// token verified before the flood is still served.
+    /// token verified before the flood is still served. The bucket refills
+    /// one read a second, so a stalled machine may let one more through,
+    /// never most of the flood.
     @Test(arguments: [false, true])
     func badTokensAreChargedToTheirAddress(es256: Bool) throws {
         try withTokenServer({ configuration in
-            configuration.rateLimitReads = 5
+            configuration.rateLimitReads = 1
             configuration.rateLimitBurst = 5
         }) { server, minter in
             let client = try server.connect()
@@ -86,7 +88,7 @@ struct EdgeTests {
                 }
             }
             #expect(statuses.prefix(5).allSatisfy { $0 == 401 }, "\(statuses)")
-            #expect(statuses.dropFirst(6).allSatisfy { $0 == 429 }, "\(statuses)")
+            #expect(statuses.dropFirst(5).filter { $0 == 429 }.count >= 5, "\(statuses)")
             // The user's own token, verified before, is not the flood's.
             #expect(try client.call(.get, "/v1/users/ana/conversations", token: good).status == 200)
         }
