@@ -64,7 +64,7 @@ struct LoopbackTests {
             #expect(try client.receive().bodyText == "GET /n/2")
             let last = try client.receive()
             #expect(last.bodyText == "three" && last.headers["Connection"] == "close")
-            #expect(client.receiveIsClosed(within: .seconds(2)))
+            #expect(client.receiveIsClosed(within: .seconds(10)))
 
             let truncated = try running.client()
             defer { truncated.close() }
@@ -72,7 +72,7 @@ struct LoopbackTests {
             truncated.finishSending()
             #expect(try truncated.receive().bodyText == "slow 100")
             #expect(try truncated.receive().status == 400)
-            #expect(truncated.receiveIsClosed(within: .seconds(2)))
+            #expect(truncated.receiveIsClosed(within: .seconds(10)))
         }
     }
 
@@ -89,7 +89,7 @@ struct LoopbackTests {
             client.finishSending()
             for _ in 0..<12 { #expect(try client.receive().body.count == 100_000) }
             #expect(try client.receive().bodyText == "GET /last")
-            #expect(client.receiveIsClosed(within: .seconds(2)))
+            #expect(client.receiveIsClosed(within: .seconds(10)))
         }
     }
 

@@ -8,15 +8,33 @@ import Testing
 
 @Suite("Loopback: timeouts, stalled and vanishing clients, connection limits")
 struct RobustnessTests {
+    /// A connection that has sent nothing when the head timeout runs out is
+    /// closed quietly (it asked nothing, so nothing is answered). When this
+    /// test pauses for the 300 ms between connecting and sending, or the
+    /// server gets to its timer before the bytes, the partial head meets
+    /// such a close: that attempt shows nothing and another is made. A
+    /// server that never answers an incomplete head 408 fails every one.
     @Test func anIncompleteHeadGets408() throws {
         try withLoopbackServer(limits: HTTPLimits(headTimeout: .milliseconds(300))) { running in
-            let client = try running.client()
-            defer { client.close() }
-            try client.sendRaw("GET / HTTP/1.1\r\nHost: x")
-            let response = try client.receive()
-            #expect(response.status == 408)
-            #expect(response.bodyText == "\(HTTPFailure.malformedRequest(.requestTimeout))")
-            #expect(client.receiveIsClosed(within: .seconds(5)))
+            var answered = false
+            for _ in 0..<5 where !answered {
+                let client = try running.client()
+                defer { client.close() }
+                let response: HTTPClientResponse
+                do {
+                    try client.sendRaw("GET / HTTP/1.1\r\nHost: x")
+                    response = try client.receive()
+                } catch HTTPClientError.connectionClosed {
+                    continue
+                } catch HTTPClientError.socket(let error) where error.errno == EPIPE || error.errno == ECONNRESET {
+                    continue
+                }
+                answered = true
+                #expect(response.status == 408)
+                #expect(response.bodyText == "\(HTTPFailure.malformedRequest(.requestTimeout))")
+                #expect(client.receiveIsClosed(within: .seconds(5)))
+            }
+            #expect(answered, "closed without an answer every time")
         }
     }
 
@@ -135,8 +153,10 @@ struct RobustnessTests {
         try withLoopbackServer(limits: HTTPLimits(writeTimeout: .seconds(1))) { running in
             let reader = try TrickleClient(port: running.port, receiveBufferBytes: nil)
             defer { reader.close() }
-            try reader.send(Array("GET /big?n=20000000 HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
+            // Taken before sending: the answer's clock cannot start earlier,
+            // however long this thread waits between the two lines.
             let started = ContinuousClock.now
+            try reader.send(Array("GET /big?n=20000000 HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
             var ended = false
             while !ended && ContinuousClock.now - started < .seconds(15) {
                 Thread.sleep(forTimeInterval: 0.1)
@@ -217,14 +237,17 @@ struct ShutdownTests {
         while responder.handled.withLock({ $0 }) < 2 && ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.01)
         }
+        // A grace period far above the bounds waited below: an idle
+        // connection closed, and a shutdown done, within them were not
+        // merely cut off at its end (however slow the machine).
         let done = DispatchSemaphore(value: 0)
-        server.shutdown(gracePeriod: .seconds(5)) { done.signal() }
-        #expect(idle.receiveIsClosed(within: .seconds(2)))
+        server.shutdown(gracePeriod: .seconds(60)) { done.signal() }
+        #expect(idle.receiveIsClosed(within: .seconds(20)))
         let answer = try busy.receive()
         #expect(answer.status == 200)
         #expect(answer.bodyText == "slow 400")
         #expect(answer.headers["Connection"] == "close")
-        #expect(done.wait(timeout: .now() + .seconds(5)) == .success)
+        #expect(done.wait(timeout: .now() + .seconds(30)) == .success)
         #expect(server.openConnectionCount == 0)
         #expect(throws: (any Error).self) { try HTTPClientConnection(port: server.port, timeout: .seconds(1)) }
     }

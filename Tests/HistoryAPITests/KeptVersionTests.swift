@@ -205,8 +205,10 @@ struct KeptVersionTests {
                         membership.withLock { $0.sent += 1 }
                         let removed = try owner.call(.delete, "/v1/conversations/t/members/bob", token: ana)
                         membership.withLock { $0 = ($0.sent, $0.answered + 1, false) }
-                        // Out for a few milliseconds, so the reader asks meanwhile.
-                        Thread.sleep(forTimeInterval: 0.005)
+                        // Out for a while, so the reader asks meanwhile: a
+                        // whole request of the reader must fit in it, which
+                        // on a loaded machine takes well over 5 ms.
+                        Thread.sleep(forTimeInterval: 0.025)
                         membership.withLock { $0.sent += 1 }
                         let added = try owner.call(.put, "/v1/conversations/t/members/bob", token: ana, json: "{}")
                         membership.withLock { $0 = ($0.sent, $0.answered + 1, true) }

@@ -166,7 +166,9 @@ import Testing
             let answer = try poller.receive()
             let elapsed = ContinuousClock.now - removedAt
             expectError(answer, 404, "conversation_not_found")
-            #expect(elapsed < .seconds(1), "answered after \(elapsed)")
+            // At once, not at the end of its 30 s wait (a bound far below
+            // that, yet above any pause of a loaded machine).
+            #expect(elapsed < .seconds(10), "answered after \(elapsed)")
         }
     }
 

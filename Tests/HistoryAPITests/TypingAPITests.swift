@@ -52,31 +52,39 @@ struct TypingAPITests {
             #expect(ContinuousClock.now - started < .seconds(20))
             #expect(eventually { (server.application.store as? StoreFront)?.typingBoard.entryCount == 0 })
 
-            // Renewed (outside the quiet period), a typer stays past its first 3 s.
+            // Renewed (outside the quiet period), a typer stays past its first
+            // 3 s. Renewed half a second before they run out and looked at
+            // just after: only a pause of over 2 s could reach the end of the
+            // renewed 3 s (a pause before the renewal makes it a new call).
             #expect(try ana.typing("room", true, token: tokens.ana).status == 204)
-            Thread.sleep(forTimeInterval: 2.0)
+            let first = ContinuousClock.now  // the server took the call before this
+            Self.sleep(until: first + .milliseconds(2_500))
             #expect(try ana.typing("room", true, token: tokens.ana).status == 204)
-            Thread.sleep(forTimeInterval: 2.0)
+            Self.sleep(until: first + .milliseconds(3_100))
             #expect(try bo.typingFeed("room", token: tokens.bo).typing == ["ana"])
         }
     }
 
     @Test(.timeLimit(.minutes(2)))
     func aStreamCarriesEveryChangeOfTheListAsTypingEvents() throws {
-        try withTypingRoom(TypingTiming(lasts: .seconds(3), quietPeriod: .milliseconds(300))) { server, tokens in
+        // 5 s to last, bo 2.5 s after ana: each margin below (bo types and
+        // posts before ana's time runs out; ana's and bo's run out in two
+        // sweeps, not one) outlasts a pause of 2 s on a loaded machine.
+        try withTypingRoom(TypingTiming(lasts: .seconds(5), quietPeriod: .milliseconds(300))) { server, tokens in
             let client = try server.connect()
             defer { client.close() }
             #expect(try client.typing("room", true, token: tokens.ana).status == 204)
+            let anaTyped = ContinuousClock.now
             let stream = try EventStreamClient(port: server.port, target: "/v1/conversations/room/events?since=0",
                                                headers: [("Authorization", "Bearer \(tokens.bo)")], timeout: .seconds(20))
             #expect(try stream.head().status == 200)
             // The list as the stream opens, then each change: bo starts, a
-            // post (a feed event with its id), ana's 2 s run out, bo stops.
+            // post (a feed event with its id), ana's 5 s run out, bo stops.
             let opened = try stream.nextEvent()
             #expect(opened.type == "typing" && opened.id == nil)
             #expect(opened.json["typing"] as? [String] == ["ana"])
-            // A second later: ana's 3 s run out well before bo's.
-            Thread.sleep(forTimeInterval: 1.0)
+            // Later: ana's 5 s run out well before bo's.
+            Self.sleep(until: anaTyped + .milliseconds(2_500))
             #expect(try client.typing("room", true, token: tokens.bo).status == 204)
             #expect(try stream.nextEvent().json["typing"] as? [String] == ["ana", "bo"])
             #expect(try client.call(.post, "/v1/conversations/room/messages", token: tokens.bo,
@@ -92,28 +100,31 @@ struct TypingAPITests {
 
     @Test(.timeLimit(.minutes(2)))
     func aCallWithinTheQuietPeriodIsAnsweredAndNotBroadcast() throws {
-        try withTypingRoom(TypingTiming(lasts: .seconds(30), quietPeriod: .seconds(2))) { server, tokens in
+        // A quiet period of 4 s (the contract's is 2 s) and a poll of 3 s:
+        // the calls meant to fall inside the period, and the poll seen
+        // parked before its wait ends, both outlast a pause of 2 s on a
+        // loaded machine.
+        try withTypingRoom(TypingTiming(lasts: .seconds(30), quietPeriod: .seconds(4))) { server, tokens in
             let ana = try server.connect(), bo = try server.connect(timeout: .seconds(60))
             defer { ana.close(); bo.close() }
             #expect(try ana.typing("room", true, token: tokens.ana).status == 204)
             let shown = try bo.typingFeed("room", token: tokens.bo)
             #expect(shown.typing == ["ana"])
-            // Within 2 s of the accepted call: 204, and nothing changes.
+            // Within the period of the accepted call: 204, and nothing changes.
             #expect(try ana.typing("room", false, token: tokens.ana).status == 204)
             #expect(try bo.typingFeed("room", token: tokens.bo).typing == ["ana"])
             // A poll parked now is not woken by another call inside the period.
             let started = ContinuousClock.now
             try bo.send(HTTPRequest(method: .get,
-                                    target: "/v1/conversations/room/events?since=\(shown.version)&wait=1&typing=1",
+                                    target: "/v1/conversations/room/events?since=\(shown.version)&wait=3&typing=1",
                                     headers: ["Host": "127.0.0.1", "Authorization": "Bearer \(tokens.bo)"]))
             #expect(eventually { server.application.parkedLongPollCount == 1 })
             #expect(try ana.typing("room", false, token: tokens.ana).status == 204)
             let quiet = try TypingFeed(bo.receive())
             #expect(quiet.typing == ["ana"])
-            #expect(ContinuousClock.now - started >= .milliseconds(900))
+            #expect(ContinuousClock.now - started >= .milliseconds(2_900))
             // After the period the same call is accepted and broadcast.
-            let left = (started + .milliseconds(2_100)) - .now
-            if left > .zero { Thread.sleep(forTimeInterval: Double(left.components.attoseconds) / 1e18 + Double(left.components.seconds)) }
+            Self.sleep(until: started + .milliseconds(4_100))
             #expect(try ana.typing("room", false, token: tokens.ana).status == 204)
             #expect(try bo.typingFeed("room", token: tokens.bo).typing == [])
         }
@@ -193,6 +204,14 @@ struct TypingAPITests {
             #expect(eventually { board.entryCount == 0 })
             #expect(try client.typingFeed("room", token: tokens.bo).typing == [])
         }
+    }
+}
+
+extension TypingAPITests {
+    /// Sleeps until `instant` (at once when it has passed).
+    static func sleep(until instant: ContinuousClock.Instant) {
+        let left = instant - .now
+        if left > .zero { Thread.sleep(forTimeInterval: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18) }
     }
 }
 
