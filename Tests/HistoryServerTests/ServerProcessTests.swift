@@ -78,6 +78,30 @@ struct ServerProcessTests {
         }
     }
 
+    /// A SQLite file is served by one process (docs/configuration.md): a
+    /// second server on it is refused at start, in one line, and the first
+    /// serves on; once the first is gone the file opens again.
+    @Test func aSecondServerOnTheSameSQLiteFileExitsOneWithAReadableLine() throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let first = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"])
+        let second = try ServerProcess.run(["--port", "0", "--database", folder.databasePath, "--access-log", "off"])
+        #expect(second.status == 1)
+        #expect(second.stderr.hasPrefix("history-server: error: cannot open the database \(folder.databasePath): "),
+                "\(second.stderr)")
+        #expect(second.stderr.contains("one process serves a SQLite file at a time"), "\(second.stderr)")
+        #expect(second.stderr.split(separator: "\n").count == 1, "\(second.stderr)")
+        let client = try first.connect()
+        #expect(try client.request(HTTPRequest(method: .get, target: "/healthz")).status == 200)
+        client.close()
+        first.stop()
+        let again = try ServerProcess(arguments: ["--port", "0", "--database", folder.databasePath, "--access-log", "off"])
+        defer { again.stop() }
+        let next = try again.connect()
+        defer { next.close() }
+        #expect(try next.request(HTTPRequest(method: .get, target: "/healthz")).status == 200)
+    }
+
     @Test func printsOneLineWithAddressDatabaseAndVersion() throws {
         let folder = try TemporaryDirectory()
         defer { folder.remove() }

@@ -46,9 +46,15 @@ struct FileModeTests {
         defer { directory.remove() }
         let path = directory.databasePath
         let first = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path))
-        defer { first.close() }
         try await first.make("c")
         try await first.post(1, to: "c")
+        first.close()
+        // A store has its file alone (`DatabaseFileLock`): a plain
+        // connection keeps the -wal and -shm files in place instead (the
+        // last connection to close removes them).
+        let holder = try SQLiteConnection(path: path)
+        defer { holder.close() }
+        #expect(try holder.scalarInt64(sql: "SELECT count(*) FROM messages") == 1)
         // As a build that left SQLite's defaults would have made them.
         let files = [path, path + "-wal", path + "-shm"]
         for file in files { try #require(chmod(file, 0o644) == 0) }

@@ -1,3 +1,4 @@
+import CSQLite
 import Dispatch
 import Foundation
 import HistoryTestSupport
@@ -21,6 +22,31 @@ struct LifecycleTests {
             #expect(throws: StoreError.closed) { try store.changes(in: cid("c"), ChangeQuery(since: 0)) }
             #expect(throws: StoreError.closed) { try store.message(1, in: cid("c")) }
             #expect(throws: StoreError.closed) { try store.bulkLoad([NewMessage(sender: "s", body: "b")], to: cid("c")) }
+        }
+    }
+
+    /// One open store per file (`DatabaseFileLock`): a second store is
+    /// refused before it writes anything, the first is untouched, and the
+    /// file opens again once the first is closed.
+    @Test func aSecondStoreOnTheSameFileIsRefusedUntilTheFirstCloses() async throws {
+        try await withTemporaryDirectory { directory in
+            let configuration = SQLiteStoreConfiguration(path: directory.databasePath, durability: .normal)
+            let first = try SQLiteHistoryStore(configuration: configuration)
+            try await first.make("c")
+            do throws(StoreError) {
+                _ = try SQLiteHistoryStore(configuration: configuration)
+                Issue.record("a second store opened the file")
+            } catch .storage(let failure) {
+                #expect(failure.code == String(SQLITE_BUSY), "\(failure)")
+                #expect(failure.message.contains("one process serves a SQLite file at a time"), "\(failure)")
+            } catch {
+                Issue.record("refused with \(error) instead")
+            }
+            _ = try await first.append(NewMessage(sender: "s", body: "after the refusal"), to: cid("c"))
+            first.close()
+            let second = try SQLiteHistoryStore(configuration: configuration)
+            defer { second.close() }
+            #expect(try second.page(of: cid("c"), PageQuery()).messages.map(\.body) == ["after the refusal"])
         }
     }
 

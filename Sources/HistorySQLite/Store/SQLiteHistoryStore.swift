@@ -50,6 +50,8 @@ final class SQLiteBackend: StoreEngine {
     /// One process: typing lives and expires here alone.
     let typing = TypingBoard()
     private let largeInboxes = LargeInboxes()
+    /// This store alone has the file (`DatabaseFileLock`); released after the connections close.
+    private let fileLock: DatabaseFileLock
 
     /// Opens with an explicit migration list (tests of the migrator).
     init(configuration: SQLiteStoreConfiguration, migrations: [Migration]) throws(StoreError) {
@@ -65,6 +67,7 @@ final class SQLiteBackend: StoreEngine {
         let migrator = try SQLiteMigrator(migrations: migrations)
         let madePrivate = try PrivateFiles.prepare(databasePath: configuration.path)
         for line in madePrivate { configuration.onWarning?(line) }
+        let fileLock = try DatabaseFileLock(path: configuration.path)
 
         let connection = try sqlite { () throws(SQLiteError) in try SQLiteConnection(path: configuration.path) }
         try sqlite { () throws(SQLiteError) in
@@ -105,6 +108,7 @@ final class SQLiteBackend: StoreEngine {
             readerConnections.append(try Self.openReader(configuration))
         }
         self.configuration = configuration
+        self.fileLock = fileLock
         self.writer = writer
         self.readers = SQLiteReaderPool(connections: readerConnections)
         // Every commit that changes an inbox publishes its activity to the
@@ -175,6 +179,7 @@ final class SQLiteBackend: StoreEngine {
     func close() {
         readers.close()
         writer.close()
+        fileLock.release()
     }
 
     /// Runs `body` with one of the readers' connections, outside any transaction.
@@ -185,10 +190,6 @@ final class SQLiteBackend: StoreEngine {
 
 extension SQLiteHistoryStore {
     public var configuration: SQLiteStoreConfiguration { backendOnFile.configuration }
-
-
-    /// Opens with an explicit migration list (tests of the migrator).
-
 
     // MARK: - Beyond the protocol
 
