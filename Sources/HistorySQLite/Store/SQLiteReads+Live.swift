@@ -4,13 +4,10 @@ import HistoryStore
 /// backend feed from the change log (migrations/0006_change_log.sql).
 extension SQLiteReads {
     enum LiveSQL {
-        /// One seek on `messages_by_time`: the first message by time at or
-        /// after `?2`, ties to the smallest id (its rowid, `place`, ends
-        /// each entry). Created times never decrease in id order (the
-        /// writer's `creationTime`), so it is also the smallest id there.
-        static let firstAtOrAfter = """
-            SELECT place FROM messages INDEXED BY messages_by_time
-            WHERE conversation_seq = ? AND created_at >= ? ORDER BY created_at, place LIMIT 1
+        /// The conversation's first message at or after place `?1`, up to
+        /// place `?2`, with its time: one seek on the table's rowid.
+        static let firstFrom = """
+            SELECT place, created_at FROM messages WHERE place >= ? AND place <= ? ORDER BY place LIMIT 1
             """
 
         /// Up to `?2` changes after activity `?1`, in order, with their
@@ -23,13 +20,41 @@ extension SQLiteReads {
             """
     }
 
-    /// The id of the anchor of a jump to `time`; nil when no message was
-    /// created at or after it.
-    func firstMessage(atOrAfter time: Timestamp, seq: Int64) throws(StoreError) -> Int64? {
+    /// The id of the anchor of a jump to `time`: the smallest id created
+    /// at or after it, between `oldestID` and `newestID`; nil when none was.
+    ///
+    /// A binary search over the conversation's ids, one rowid seek a step
+    /// (about log2 of the id range: at most 37 seeks, 18 for a million
+    /// messages): created times never decrease in id order (the writer's
+    /// `creationTime`), so the messages created at or after `time` are the
+    /// conversation's newest ones. Not an index by time: it cost every
+    /// append a page written (docs/performance.md, "Appends without the
+    /// index by time").
+    func firstMessage(atOrAfter time: Timestamp, seq: Int64, oldestID: Int64?, newestID: Int64?) throws(StoreError) -> Int64? {
+        guard let oldestID, let newestID else { return nil }
+        let target = time.millisecondsSinceEpoch
+        // Invariant: every place below `low` was created before `time`, and
+        // `found` (when set) is the smallest place above `high` created at or after it.
+        var low = MessagePlace.of(seq: seq, id: oldestID)
+        var high = MessagePlace.of(seq: seq, id: newestID)
+        var found: Int64?
         try sqlite { () throws(SQLiteError) in
-            try connection.cachedStatement(sql: LiveSQL.firstAtOrAfter)
-                .firstRow(seq, time.millisecondsSinceEpoch) { $0.int64(0) & MessagePlace.maximumID }
+            let statement = try connection.cachedStatement(sql: LiveSQL.firstFrom)
+            while low <= high {
+                let middle = low + (high - low) / 2
+                guard let (place, createdAt) = try statement.firstRow(middle, high, map: { ($0.int64(0), $0.int64(1)) }) else {
+                    high = middle - 1
+                    continue
+                }
+                if createdAt >= target {
+                    found = place
+                    high = middle - 1
+                } else {
+                    low = place + 1
+                }
+            }
         }
+        return found.map { $0 & MessagePlace.maximumID }
     }
 
     /// The backend feed, in this read's one transaction: the log's rows

@@ -186,7 +186,8 @@ struct SQLiteReads: SnapshotReads {
             return try around(anchorID, seq: seq, limit: limit, conversation: conversation)
 
         case .aroundTime(let time):
-            guard let anchorID = try firstMessage(atOrAfter: time, seq: seq) else {
+            guard let anchorID = try firstMessage(atOrAfter: time, seq: seq, oldestID: conversation.oldestID,
+                                                  newestID: conversation.newestID) else {
                 let rows = try newest(seq: seq, limit: limit, budget: query.byteBudget, conversation: id)
                 var result = Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
                 result.anchor = Page.Anchor(id: nil, found: false, index: nil)

@@ -36,7 +36,8 @@ extension SQLiteWriter {
     /// back below a time already handed out, then that time. There is one
     /// writer, so times never decrease in id order, within every
     /// conversation: the first message by time at or after T is the
-    /// smallest id there (`messages_by_time`).
+    /// smallest id there, which a jump by time finds by a binary search
+    /// over ids (`SQLiteReads.firstMessage`).
     func creationTime() -> Timestamp {
         let now = Timestamp.now().millisecondsSinceEpoch
         lastCreatedAt = max(lastCreatedAt, now)

@@ -1,0 +1,51 @@
+import Foundation
+import HistoryTestSupport
+import Testing
+@testable import HistoryStore
+
+/// The anchor of a jump by time, at the store (docs/API.md, "Live"): the
+/// smallest id created at or after T, however the conversation's ids are
+/// spread (another conversation's messages in between, tombstones, a gap
+/// at either end), checked against every message's own time for every
+/// instant around them.
+@Suite("Jump by time", .postgresCluster)
+struct JumpByTimeTests {
+    @Test(arguments: StoreBackend.allCases)
+    func theAnchorIsTheSmallestIDCreatedAtOrAfterTheTime(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
+            try await store.make("a")
+            try await store.make("b")
+            // Runs of quick appends (many in one millisecond) a few
+            // milliseconds apart, with "b" taking ids in between.
+            for run in [1, 5, 2, 9, 1, 3, 7, 1, 4, 12] {
+                try await store.post(run, to: "a")
+                try await store.post(run % 3 + 1, to: "b")
+                try await Task.sleep(for: .milliseconds(3))
+            }
+            let all = try store.page(of: cid("a"), PageQuery(cursor: .newest, limit: 200)).messages
+            #expect(all.count == 45)
+            for id in [all[0].id, all[7].id, all[all.count - 1].id] {
+                _ = try await store.delete(messageID: id, in: cid("a"))
+            }
+            let messages = try store.page(of: cid("a"), PageQuery(cursor: .newest, limit: 200)).messages
+            let times = messages.map(\.createdAt.millisecondsSinceEpoch)
+            #expect(times == times.sorted(), "created times never decrease in id order")
+            let instants = Set(times.flatMap { [$0 - 1, $0, $0 + 1] }).sorted()
+            for instant in instants {
+                let expected = messages.filter { $0.createdAt.millisecondsSinceEpoch >= instant }.map(\.id).min()
+                let page = try store.page(of: cid("a"), PageQuery(cursor: .aroundTime(Timestamp(millisecondsSinceEpoch: instant)), limit: 5))
+                if let expected {
+                    #expect(page.anchor?.id == expected, "at \(instant)")
+                    #expect(page.anchor?.found == true)
+                    #expect(page.anchor?.index.map { page.messages[$0].id } == expected)
+                } else {
+                    #expect(page.anchor?.id == nil && page.anchor?.found == false, "at \(instant)")
+                }
+            }
+            // An empty conversation has no anchor.
+            try await store.make("empty")
+            let empty = try store.page(of: cid("empty"), PageQuery(cursor: .aroundTime(Timestamp(millisecondsSinceEpoch: 0))))
+            #expect(empty.anchor?.found == false && empty.messages.isEmpty)
+        }
+    }
+}
