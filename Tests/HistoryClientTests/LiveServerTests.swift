@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import HistoryAPI
 import HistoryClient
+import HistoryStore
 import HistoryTestSupport
 import HistoryWiring
 import Testing
@@ -175,6 +176,13 @@ struct LiveServerTests {
     @Test(arguments: [FeedTransport.stream, .longPoll])
     func typingReachesTheOtherMembersScreen(transport: FeedTransport) async throws {
         try await withTokensModeServer { server in
+            // A `true` that lasts 30 s, not the contract's 6 s, so that a
+            // screen model starved of its actor for seconds (as in a CI run
+            // holding the cooperative pool's two threads) still sees it. Not
+            // longer: the `false` can land inside the server's quiet period
+            // (the client counts its 2 s from sending, the server from
+            // accepting) and be dropped, and then the test waits for expiry.
+            try #require((server.app.store as? StoreFront)?.typingBoard).use(TypingTiming(lasts: .seconds(30)))
             let admin = server.adminClient()
             _ = try await admin.createConversation(id: "t")
             _ = try await admin.putMember("ana", in: "t")
