@@ -122,6 +122,29 @@ struct LiveScreenTests {
         #expect(puts.map(\.body) == [#"{"typing":true}"#, #"{"typing":true}"#, #"{"typing":false}"#])
     }
 
+    /// A `true` that got no answer may have been shown all the same: the
+    /// `false` after it is sent (2 s after the failure, when a late
+    /// acceptance's quiet period is over), not skipped as if nothing were
+    /// shown. A `true` the server refused (404: not a member) changed
+    /// nothing: the `false` after it is skipped.
+    @Test func aFalseFollowsATrueWhoseAnswerWasLost() async throws {
+        let transport = ScriptedTransport { request in
+            guard request.body == #"{"typing":true}"# else { return .json(status: 204, body: "") }
+            return request.path.contains("/lost/") ? .fail(.timedOut)
+                : .json(status: 404, body: #"{"error":{"code":"conversation_not_found","message":"no"}}"#)
+        }
+        let client = ChatHistoryClient(baseURL: URL(string: "http://chat.invalid")!, transport: transport)
+        let start = ContinuousClock.now
+        await #expect(throws: HistoryClientError.self) { try await client.setTyping(true, in: "lost") }
+        #expect(try await client.setTyping(false, in: "lost"))
+        #expect(ContinuousClock.now - start >= .seconds(2))
+        await #expect(throws: HistoryClientError.self) { try await client.setTyping(true, in: "stranger") }
+        #expect(try await !client.setTyping(false, in: "stranger"))
+        #expect(transport.requests.map(\.path) == ["/v1/conversations/lost/typing", "/v1/conversations/lost/typing",
+                                                   "/v1/conversations/stranger/typing"])
+        #expect(transport.requests.map(\.body) == [#"{"typing":true}"#, #"{"typing":false}"#, #"{"typing":true}"#])
+    }
+
     /// A call waiting out the quiet period gives way to a newer one, and
     /// returns then, not when its wait would have ended. (An hour's quiet
     /// period rather than the contract's 2 s, and four minutes allowed:

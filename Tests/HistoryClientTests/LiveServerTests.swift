@@ -176,13 +176,12 @@ struct LiveServerTests {
     @Test(arguments: [FeedTransport.stream, .longPoll])
     func typingReachesTheOtherMembersScreen(transport: FeedTransport) async throws {
         try await withTokensModeServer { server in
-            // A `true` that lasts 30 s, not the contract's 6 s, so that a
+            // A `true` that lasts an hour, not the contract's 6 s, so that a
             // screen model starved of its actor for seconds (as in a CI run
-            // holding the cooperative pool's two threads) still sees it. Not
-            // longer: the `false` can land inside the server's quiet period
-            // (the client counts its 2 s from sending, the server from
-            // accepting) and be dropped, and then the test waits for expiry.
-            try #require((server.app.store as? StoreFront)?.typingBoard).use(TypingTiming(lasts: .seconds(30)))
+            // holding the cooperative pool's two threads) still sees it, and
+            // only the `false` can take the row away: the client never sends
+            // it inside the server's quiet period, where it would be dropped.
+            try #require((server.app.store as? StoreFront)?.typingBoard).use(TypingTiming(lasts: .seconds(3600)))
             let admin = server.adminClient()
             _ = try await admin.createConversation(id: "t")
             _ = try await admin.putMember("ana", in: "t")
@@ -212,5 +211,64 @@ struct LiveServerTests {
         #expect(await eventually { model.typingUsers.isEmpty })
         #expect(model.rows.last.map { if case .message = $0 { true } else { false } } == true)
         model.close()
+    }
+
+    /// Ana's `true` reaches the server 3 s after she sent it (a slow
+    /// uplink), so the server's quiet period starts 3 s after the send.
+    /// Her `false`, made once Ben sees her typing, waits 2 s from that
+    /// answer and is accepted: Ben's row goes, though a `true` lasts an
+    /// hour on this server. (Counted from the send, the 2 s were over and
+    /// the `false` went at once, inside the quiet period: dropped.)
+    @Test func aFalseAfterASlowTrueReachesTheOtherMember() async throws {
+        try await withTokensModeServer { server in
+            try #require((server.app.store as? StoreFront)?.typingBoard).use(TypingTiming(lasts: .seconds(3600)))
+            let admin = server.adminClient()
+            _ = try await admin.createConversation(id: "t")
+            _ = try await admin.putMember("ana", in: "t")
+            _ = try await admin.putMember("ben", in: "t")
+            func configuration(_ user: String) -> HistoryClientConfiguration {
+                var configuration = Self.configuration(.automatic)
+                configuration.tokenProvider = { TokensModeServer.token(subject: user) }
+                return configuration
+            }
+            let ana = ChatHistoryClient(baseURL: server.baseURL, configuration: configuration("ana"),
+                                        transport: SlowTrueTransport(delay: .seconds(3)))
+            let ben = ChatHistoryClient(baseURL: server.baseURL, configuration: configuration("ben"))
+            try await Self.stopAfterASlowTrue(ana: ana, ben: ben)
+        }
+    }
+
+    @MainActor private static func stopAfterASlowTrue(ana: ChatHistoryClient, ben: ChatHistoryClient) async throws {
+        _ = try await ana.append(to: "t", body: "hi")
+        let model = ChatScreenModel(client: ben, conversationID: "t", me: "ben")
+        model.open()
+        #expect(await eventually { model.isFollowing && Self.messageIDs(model).count == 1 })
+        let beforeTrue = ContinuousClock.now
+        #expect(try await ana.setTyping(true, in: "t"))
+        #expect(await eventually { model.typingUsers == ["ana"] })
+        #expect(try await ana.setTyping(false, in: "t"))
+        // The 3 s on the way, then the 2 s after the answer.
+        #expect(ContinuousClock.now - beforeTrue >= .seconds(5))
+        #expect(await eventually { model.typingUsers.isEmpty && model.rows.last.map {
+            if case .message = $0 { true } else { false } } == true })
+        model.close()
+    }
+}
+
+/// The default transport, but a typing `true` reaches the server only
+/// `delay` after the client handed it over: a slow uplink, a busy proxy.
+private final class SlowTrueTransport: HistoryTransport {
+    let inner = URLSessionTransport()
+    let delay: Duration
+
+    init(delay: Duration) {
+        self.delay = delay
+    }
+
+    func response(for request: URLRequest, isLongPoll: Bool) async throws -> (Data, HTTPURLResponse) {
+        if request.httpMethod == "PUT", String(decoding: request.httpBody ?? Data(), as: UTF8.self) == #"{"typing":true}"# {
+            try await Task.sleep(for: delay)
+        }
+        return try await inner.response(for: request, isLongPoll: isLongPoll)
     }
 }

@@ -35,8 +35,9 @@ extension ChatHistoryClient {
     /// contract's 2 s rule kept here (``TypingThrottle``): call it on every
     /// keystroke with `true` and with `false` when the user stops (clears
     /// the draft, sends); the client sends a `true` at most every 4 s and
-    /// never a call within 2 s of the last one (a call that must wait
-    /// waits, and gives way to a newer call made meanwhile).
+    /// no call until 2 s after the last one's answer, so the server never
+    /// drops a `false` (a call that must wait waits, and gives way to a
+    /// newer call made meanwhile).
     ///
     /// Returns whether a request was sent. A stranger to the conversation
     /// gets ``HistoryErrorCode/conversationNotFound``.
@@ -72,14 +73,35 @@ extension ChatHistoryClient {
                         method: "PUT", path: ["v1", "conversations", conversation, "typing"],
                         body: try encode(TypingBody(typing: typing)))
                     _ = try await perform(endpoint)
+                    let answered = ContinuousClock.now
+                    typingState.withLock { $0.throttles[conversation]?.didAnswer(at: answered) }
                     return true
                 } catch {
-                    if let previous {
-                        typingState.withLock { $0.throttles[conversation]?.restore(previous) }
+                    let failed = ContinuousClock.now
+                    typingState.withLock { state in
+                        if Self.typingCallMayHaveLanded(error) {
+                            state.throttles[conversation]?.didLoseAnswer(at: failed)
+                        } else if let previous {
+                            state.throttles[conversation]?.restore(previous)
+                        }
                     }
                     throw error
                 }
             }
+        }
+    }
+
+    /// Whether a typing call that threw may have been accepted all the
+    /// same: no answer (it may have arrived, its answer lost), a 5xx (a
+    /// gateway's timeout over a server that accepted), or cancellation
+    /// (it may have left). A 4xx is the server's refusal, before anything
+    /// changed, and the other errors come before the request leaves.
+    static func typingCallMayHaveLanded(_ error: any Error) -> Bool {
+        guard let error = error as? HistoryClientError else { return error is CancellationError }
+        switch error {
+        case .transport: return true
+        case .server, .undecodableResponse: return (error.status ?? 500) >= 500
+        case .invalidRequest, .tokenUnavailable, .streamingUnavailable: return false
         }
     }
 }

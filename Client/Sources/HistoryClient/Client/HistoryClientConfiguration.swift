@@ -48,8 +48,9 @@ public struct HistoryClientConfiguration: Sendable {
     public var revalidates: Bool
     /// The intervals ``ChatHistoryClient/setTyping(_:in:)`` keeps between
     /// the typing calls it sends (a fresh throttle is copied from this one
-    /// per conversation). Default: the contract's 2 s quiet period and a
-    /// renewal every 4 s; longer intervals are always safe.
+    /// per conversation). Default: the contract's 2 s quiet period (counted
+    /// from each call's answer) and a renewal every 4 s; longer intervals
+    /// are always safe.
     public var typingThrottle: TypingThrottle
 
     public init(requestTimeout: Duration = .seconds(15), longPollMargin: Duration = .seconds(10),
