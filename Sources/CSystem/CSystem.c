@@ -1,12 +1,18 @@
+#define _GNU_SOURCE
 #include "CSystem.h"
+#include <pthread.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/timerfd.h>
+#include <string.h>
 #include <time.h>
 
 const uint32_t csystem_epoll_in = EPOLLIN;
 const uint32_t csystem_epoll_out = EPOLLOUT;
 const uint32_t csystem_epoll_err = EPOLLERR;
 const uint32_t csystem_epoll_hup = EPOLLHUP;
+const uint32_t csystem_epoll_oneshot = EPOLLONESHOT;
+const uint32_t csystem_epoll_edge_triggered = EPOLLET;
 
 const int csystem_epoll_ctl_add = EPOLL_CTL_ADD;
 const int csystem_epoll_ctl_del = EPOLL_CTL_DEL;
@@ -31,6 +37,21 @@ int csystem_epoll_wait(int epoll, csystem_epoll_event *events, int capacity, int
         events[index].token = ready[index].data.u64;
     }
     return count;
+}
+
+int csystem_eventfd_create(void) {
+    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+int csystem_eventfd_signal(int eventfd) {
+    return eventfd_write(eventfd, 1);
+}
+
+int csystem_name_this_thread(const char *name) {
+    char truncated[16];
+    strncpy(truncated, name, sizeof truncated - 1);
+    truncated[sizeof truncated - 1] = 0;
+    return pthread_setname_np(pthread_self(), truncated);
 }
 
 int csystem_timerfd_create_monotonic(void) {

@@ -76,7 +76,11 @@ public final class HistoryApplication: Sendable {
                                                         maximumConnections: configuration.maximumConnections,
                                                         maximumConnectionsPerPeer: configuration.maximumConnectionsPerClient,
                                                         uncappedPeers: configuration.trustedProxies,
-                                                        limits: HTTPLimits(writeTimeout: configuration.writeTimeout))
+                                                        limits: HTTPLimits(writeTimeout: configuration.writeTimeout),
+                                                        // As many threads may block in a read as the
+                                                        // store has readers, and one per core never does.
+                                                        threadCount: HTTPServerConfiguration.processorCount + readerCount,
+                                                        blockingThreadLimit: readerCount)
         self.configuration = configuration
         self.store = store
         self.metrics = metrics

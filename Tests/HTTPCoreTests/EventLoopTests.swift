@@ -13,7 +13,7 @@ struct EventLoopTests {
     @Test(arguments: [0, 1])
     func aStalledClientOnTheSameLoopDoesNotDelayAnother(loops: Int) throws {
         // 0 loops asked for means one: the server must still serve.
-        try withLoopbackServer(eventLoopCount: loops) { running in
+        try withLoopbackServer(threadCount: loops) { running in
             let stalled = try running.stalledClients()
             defer { for client in stalled { client.close() } }
             let held = try running.client()
@@ -30,7 +30,7 @@ struct EventLoopTests {
     }
 
     @Test func manyConnectionsOnFewLoopsAreAllAnsweredInOrder() throws {
-        try withLoopbackServer(eventLoopCount: 2) { running in
+        try withLoopbackServer(threadCount: 2) { running in
             let failures = Mutex<[String]>([])
             DispatchQueue.concurrentPerform(iterations: 8) { worker in
                 do {
@@ -58,7 +58,7 @@ struct EventLoopTests {
     }
 
     @Test func aPeerHangingUpWhileItsRequestIsHeldIsNoticedOnASharedLoop() throws {
-        try withLoopbackServer(eventLoopCount: 1) { running in
+        try withLoopbackServer(threadCount: 1) { running in
             let neighbour = try running.client()
             defer { neighbour.close() }
             #expect(try neighbour.request(get("/before")).status == 200)

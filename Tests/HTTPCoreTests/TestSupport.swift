@@ -94,12 +94,12 @@ struct LoopbackServer {
 
 func withLoopbackServer<R>(limits: HTTPLimits = HTTPLimits(), maximumConnections: Int = 10_000,
                            host: String = "127.0.0.1",
-                           eventLoopCount: Int = HTTPServerConfiguration.defaultEventLoopCount,
+                           threadCount: Int = HTTPServerConfiguration.processorCount + 4,
                            _ body: (LoopbackServer) throws -> R) throws -> R {
     let responder = TestResponder()
     let observer = RecordingObserver()
     let configuration = HTTPServerConfiguration(host: host, port: 0, maximumConnections: maximumConnections,
-                                                limits: limits, eventLoopCount: eventLoopCount)
+                                                limits: limits, threadCount: threadCount)
     let server = HTTPServer(configuration: configuration, responder: responder, observer: observer)
     try server.start()
     defer { shutdownAndWait(server, grace: .milliseconds(100)) }

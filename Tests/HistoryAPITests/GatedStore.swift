@@ -9,7 +9,7 @@ final class GatedStore: HistoryStore {
     /// The conversation whose page reads wait.
     let gatedConversation: ConversationID
     private let inner: any HistoryStore
-    private let state = Mutex((open: false, entered: 0))
+    private let state = Mutex((open: false, entered: 0, threads: [String]()))
     private let opened = DispatchSemaphore(value: 0)
 
     /// Whether `knownVersion` answers the inner store's kept versions
@@ -33,6 +33,16 @@ final class GatedStore: HistoryStore {
     /// Page reads of the gated conversation that reached the gate so far.
     var enteredCount: Int { state.withLock { $0.entered } }
 
+    /// The names of the threads that reached the gate, in order.
+    var enteredThreads: [String] { state.withLock { $0.threads } }
+
+    /// The kernel's name of this thread (Foundation's `Thread.name` is
+    /// not it on Linux).
+    private static func threadName() -> String {
+        let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+        return name.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// Lets every waiting and later read through.
     func open() {
         let waiting = state.withLock { state -> Int in
@@ -45,8 +55,10 @@ final class GatedStore: HistoryStore {
 
     func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page {
         if conversation == gatedConversation {
+            let thread = Self.threadName()
             let wait = state.withLock { state -> Bool in
                 state.entered += 1
+                state.threads.append(thread)
                 return !state.open
             }
             if wait { opened.wait() }

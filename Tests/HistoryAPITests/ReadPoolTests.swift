@@ -9,11 +9,14 @@ import HistoryTestSupport
 import Synchronization
 import Testing
 
-/// Reads run off the event loops: a real server on one event loop, over a
-/// real SQLite store whose page reads of conversation `slow` wait at a gate
-/// the test opens (`GatedStore`), so a read is slow for exactly as long as
-/// the test says, with no timing in any assertion.
-@Suite("Reads on the read pool, off the event loop")
+/// Reads never hold up other connections: a real server, over a real
+/// SQLite store whose page reads of conversation `slow` wait at a gate the
+/// test opens (`GatedStore`), so a read is slow for exactly as long as the
+/// test says, with no timing in any assertion. A server of one thread lets
+/// no thread block, so every read goes to the read pool; a server with a
+/// blocking limit runs reads on its own threads up to that limit, and the
+/// pool takes the rest.
+@Suite("Reads on the server's threads and on the read pool")
 struct ReadPoolTests {
     /// Before the read pool, the second connection's answer waited for the
     /// gated read on the same loop: this test then hung until its client
@@ -95,6 +98,61 @@ struct ReadPoolTests {
         }
     }
 
+    /// A read runs on the server's thread that read its request, and while
+    /// it waits the other threads answer everyone else.
+    @Test func aSlowReadOnAServerThreadDoesNotDelayAnotherConnection() throws {
+        try withGatedServer(readThreads: 2, threadCount: 3, blockingThreadLimit: 2) { store, port, api in
+            let slow = try HTTPClientConnection(port: port)
+            try slow.send(HTTPRequest(method: .get, target: "/v1/conversations/slow/messages"))
+            #expect(eventually { store.enteredCount == 1 })
+            #expect(store.enteredThreads.allSatisfy { $0.hasPrefix("http-worker-") })
+
+            let other = try HTTPClientConnection(port: port)
+            for _ in 0..<5 {
+                let fast = try other.get("/v1/conversations/fast/messages")
+                #expect(fast.status == 200)
+                #expect(fast.bodyText.contains("in fast"))
+            }
+            #expect(try other.get("/healthz").status == 200)
+            #expect(store.enteredCount == 1)
+            #expect(api.readPoolQueuedCount == 0)
+
+            store.open()
+            let answer = try slow.receive()
+            #expect(answer.status == 200)
+            #expect(answer.bodyText.contains("in slow"))
+        }
+    }
+
+    /// Past the blocking limit a read goes to the read pool, so the
+    /// threads left never block: with one thread allowed to block and it
+    /// blocked, a second slow read waits on the pool, and a third
+    /// connection is still answered (its read on the pool's other thread).
+    @Test func readsPastTheBlockingLimitGoToThePool() throws {
+        try withGatedServer(readThreads: 2, threadCount: 2, blockingThreadLimit: 1) { store, port, _ in
+            let first = try HTTPClientConnection(port: port)
+            try first.send(HTTPRequest(method: .get, target: "/v1/conversations/slow/messages"))
+            #expect(eventually { store.enteredCount == 1 })
+            let second = try HTTPClientConnection(port: port)
+            try second.send(HTTPRequest(method: .get, target: "/v1/conversations/slow/messages?limit=1"))
+            #expect(eventually { store.enteredCount == 2 })
+            let threads = store.enteredThreads
+            #expect(threads.count == 2)
+            #expect(threads.first?.hasPrefix("http-worker-") == true)
+            #expect(threads.last?.hasPrefix("read-pool-") == true)
+
+            let third = try HTTPClientConnection(port: port)
+            #expect(try third.get("/metrics").status == 200)
+            let fast = try third.get("/v1/conversations/fast/messages")
+            #expect(fast.status == 200)
+            #expect(fast.bodyText.contains("in fast"))
+
+            store.open()
+            #expect(try first.receive().bodyText.contains("in slow"))
+            #expect(try second.receive().bodyText.contains("in slow"))
+        }
+    }
+
     @Test func aPoolRunsAtMostItsThreadsAtOnceAndEveryJob() throws {
         let pool = ReadPool(threads: 2)
         defer { pool.stop() }
@@ -132,10 +190,11 @@ struct ReadPoolTests {
     }
 }
 
-/// A server on one event loop over a `GatedStore` gating `slow`, with one
-/// message in `slow` ("in slow") and one in `fast` ("in fast"); with
-/// `keepsVersions`, the store's kept versions reach the server.
-func withGatedServer(readThreads: Int, keepsVersions: Bool = false,
+/// A server over a `GatedStore` gating `slow`, with one message in `slow`
+/// ("in slow") and one in `fast` ("in fast"); with `keepsVersions`, the
+/// store's kept versions reach the server. By default the server has one
+/// thread, which never blocks: every read goes to the read pool.
+func withGatedServer(readThreads: Int, threadCount: Int = 1, blockingThreadLimit: Int = 0, keepsVersions: Bool = false,
                      _ body: (GatedStore, Int, APIResponder) throws -> Void) throws {
     try withTemporaryDirectory { directory in
         let sqlite = try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: directory.databasePath,
@@ -144,7 +203,8 @@ func withGatedServer(readThreads: Int, keepsVersions: Bool = false,
         defer { store.close() }
         let api = APIResponder(store: store, metrics: Metrics(), logger: Logger(level: .error), accessLog: nil,
                                readThreads: readThreads)
-        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoopCount: 1),
+        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: threadCount,
+                                                                       blockingThreadLimit: blockingThreadLimit),
                                 responder: api, observer: api)
         try server.start()
         defer {

@@ -18,6 +18,9 @@ extern const uint32_t csystem_epoll_in;
 extern const uint32_t csystem_epoll_out;
 extern const uint32_t csystem_epoll_err;
 extern const uint32_t csystem_epoll_hup;
+/// EPOLLONESHOT and EPOLLET: the registration modes.
+extern const uint32_t csystem_epoll_oneshot;
+extern const uint32_t csystem_epoll_edge_triggered;
 
 /// The `op` of epoll_ctl (EPOLL_CTL_ADD, EPOLL_CTL_DEL, EPOLL_CTL_MOD).
 extern const int csystem_epoll_ctl_add;
@@ -33,6 +36,16 @@ int csystem_epoll_ctl(int epoll, int operation, int fd, uint32_t events, uint64_
 /// epoll_wait into `events` (at most `capacity`, which is capped at 1024):
 /// the count, or -1 with errno set.
 int csystem_epoll_wait(int epoll, csystem_epoll_event *events, int capacity, int timeout_milliseconds);
+
+/// eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC): a descriptor, or -1 with errno set.
+int csystem_eventfd_create(void);
+
+/// Adds 1 to an eventfd's counter: 0, or -1 with errno set.
+int csystem_eventfd_signal(int eventfd);
+
+/// Names the calling thread (the kernel keeps at most 15 bytes), as
+/// `ps`, `perf` and /proc show it: 0, or an error number.
+int csystem_name_this_thread(const char *name);
 
 /// timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC): a
 /// descriptor, or -1 with errno set.

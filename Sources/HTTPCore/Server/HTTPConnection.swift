@@ -1,23 +1,27 @@
 import Dispatch
 import Glibc
+import Synchronization
 
 /// One client connection of the server: it reads bytes into the parser,
 /// hands one request at a time to the responder, writes the answers in
 /// order, and carries out what `ConnectionStateMachine` decides.
 ///
-/// Everything runs on the queue of the connection's `EventLoop`, driven by
-/// the loop's epoll readiness events (read interest while the state machine
-/// wants input, write interest only while output waits) and one timer. No
-/// call the connection makes blocks (sockets are non-blocking), so a
-/// stalled client holds up no other; the responder is called here too and
-/// must not block either: work that may wait (a store read) goes to
-/// another thread and answers `.later` (HistoryAPI's `ReadPool`).
+/// One thread at a time runs the connection (`run`), one of the server's
+/// `ConnectionWorkers`: the one that took its socket's readiness event
+/// (read interest while the state machine wants input, write interest only
+/// while output waits; registered one-shot and re-armed after each run),
+/// or the one that took it from the ready queue after another thread
+/// scheduled work for it (an answer given later, a stream's piece, the
+/// timer, shutdown). Socket calls never block, so a stalled client holds
+/// up no thread; the responder runs on the worker and may block only
+/// inside `RequestContext.whileBlockingAllowed`.
 ///
 /// The use of `@unchecked Sendable` is safe for this type because: every
-/// mutable stored property is read and written only on `queue`, the loop's
-/// queue (the loop and the timer deliver their events there, `respond` from
-/// another thread hops there with `queue.async`, server calls enter through
-/// `queue.async`); and `closeWatch` is a `Mutex`-guarded Sendable class.
+/// mutable stored property but `mailbox` is read and written only by the
+/// thread running the connection, and one thread runs it at a time (the
+/// `mailbox` lock's `running` flag hands it from one to the next, with the
+/// lock's ordering between them); `closeWatch` is a `Mutex`-guarded
+/// Sendable class.
 final class HTTPConnection: @unchecked Sendable {
     private struct PendingExchange {
         var end: Int
@@ -25,8 +29,16 @@ final class HTTPConnection: @unchecked Sendable {
         var started: UInt64
     }
 
+    /// What other threads hand the connection, and whether a thread runs it.
+    private struct Mailbox {
+        var running = false
+        /// Readiness events taken from epoll and not yet handled; any means
+        /// the one-shot registration fired and is disarmed.
+        var events: UInt32 = 0
+        var tasks: [@Sendable () -> Void] = []
+    }
+
     let id: Int
-    let queue: DispatchQueue
     let remoteAddress: String
     /// `remoteAddress` without the port, for the access log.
     private let peerHost: String
@@ -48,26 +60,28 @@ final class HTTPConnection: @unchecked Sendable {
     /// bytes queued since the connection opened).
     private var streamDrains: [(end: Int, handler: @Sendable (Bool) -> Void)] = []
 
-    private let loop: EventLoop
-    /// The loop's name for this connection, once attached.
+    private let workers: ConnectionWorkers
+    private let mailbox = Mutex(Mailbox())
+    /// The workers' name for this connection, once attached.
     private var token: UInt64?
-    /// The epoll interest now registered (0: not registered).
-    private var registeredEvents: UInt32 = 0
+    /// The socket is in the workers' epoll set.
+    private var isRegistered = false
+    /// The interest the one-shot registration is armed with (0: disarmed).
+    private var armedEvents: UInt32 = 0
     private var wantsWrite = false
     private var timer: (any DispatchSourceTimer)?
     private var timerScheduledAt: UInt64?
     private var isClosed = false
     private let closeWatch = CloseWatch()
 
-    init(id: Int, socket: Socket, remoteAddress: String, peerHost: String, loop: EventLoop, limits: HTTPLimits,
+    init(id: Int, socket: Socket, remoteAddress: String, peerHost: String, workers: ConnectionWorkers, limits: HTTPLimits,
          responder: any HTTPResponder, observer: (any HTTPServerObserver)?,
          onClosed: @escaping @Sendable (HTTPConnection) -> Void) {
         self.id = id
         self.socket = socket
         self.remoteAddress = remoteAddress
         self.peerHost = peerHost
-        self.loop = loop
-        self.queue = loop.queue
+        self.workers = workers
         self.responder = responder
         self.observer = observer
         self.onClosed = onClosed
@@ -78,29 +92,84 @@ final class HTTPConnection: @unchecked Sendable {
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
-    /// Joins the loop and starts reading.
+    /// Joins the workers' epoll set and starts reading.
     func start() {
-        queue.async { [self] in
+        schedule { [self] in
             guard !isClosed else { return }
-            token = loop.attach(self)
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.setEventHandler { [unowned self] in timerFired() }
+            token = workers.attach(self)
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.setEventHandler { [weak self] in
+                guard let self else { return }
+                schedule { [self] in timerFired() }
+            }
             self.timer = timer
             timer.activate()
             updateInterest()
         }
     }
 
+    // MARK: - Running
+
+    /// Runs `task` on the connection, after what it is doing now: on this
+    /// thread's way out if a thread runs it, else on a worker.
+    func schedule(_ task: @escaping @Sendable () -> Void) {
+        let idle = mailbox.withLock { mailbox in
+            mailbox.tasks.append(task)
+            defer { mailbox.running = true }
+            return !mailbox.running
+        }
+        if idle { workers.makeReady(self) }
+    }
+
+    /// A worker took `events` (epoll flags) for the socket from the set:
+    /// it runs the connection now, unless another thread does, which then
+    /// handles them before it lets go.
+    func deliver(_ events: UInt32) {
+        let idle = mailbox.withLock { mailbox in
+            mailbox.events |= events
+            defer { mailbox.running = true }
+            return !mailbox.running
+        }
+        if idle { run() }
+    }
+
+    /// Handles what the mailbox holds until it is empty, re-arming the
+    /// socket's registration after each round. The caller set `running`.
+    func run() {
+        while true {
+            let work: (events: UInt32, tasks: [@Sendable () -> Void])? = mailbox.withLock { mailbox in
+                guard mailbox.events != 0 || !mailbox.tasks.isEmpty else {
+                    mailbox.running = false
+                    return nil
+                }
+                defer {
+                    mailbox.events = 0
+                    mailbox.tasks = []
+                }
+                return (mailbox.events, mailbox.tasks)
+            }
+            guard let work else { return }
+            if work.events != 0 {
+                armedEvents = 0
+                handleEvents(work.events)
+            }
+            for task in work.tasks { task() }
+            updateInterest()
+        }
+    }
+
     // MARK: - Reading
 
-    /// The loop saw `events` (epoll flags) on the socket. An error or hang-up
-    /// goes to whichever side is registered: its system call reports it.
-    func handleEvents(_ events: UInt32) {
+    /// The socket reported `events` (epoll flags). An error or hang-up goes
+    /// to whichever side the connection waits on: its system call reports
+    /// it. Events for a side it no longer waits on are stale and dropped.
+    private func handleEvents(_ events: UInt32) {
         let failure = events & (Epoll.error | Epoll.hangUp) != 0
-        if registeredEvents & Epoll.writable != 0 && (events & Epoll.writable != 0 || failure) {
+        if wantsWrite && (events & Epoll.writable != 0 || failure) {
             writable()
         }
-        if registeredEvents & Epoll.readable != 0 && (events & Epoll.readable != 0 || failure) {
+        if !isClosed && machine.shouldRead(bufferedInput: parser.bufferedByteCount)
+            && (events & Epoll.readable != 0 || failure) {
             readable()
         }
     }
@@ -178,11 +247,10 @@ final class HTTPConnection: @unchecked Sendable {
     /// The loop above stops at the output budget. When the socket
     /// then took all of that output at once, no write-ready event will come
     /// and the requests already buffered would wait for input that may
-    /// never arrive; so they are taken up again, in a later turn of the
-    /// loop's queue, letting the loop's other connections go first.
+    /// never arrive; so they are taken up again, as scheduled work.
     private func resumeAfterOutputDrained() {
         guard !isClosed, machine.resumeNeeded(bufferedInput: parser.bufferedByteCount) else { return }
-        queue.async { [self] in
+        schedule { [self] in
             machine.resumeStarted()
             guard !isClosed else { return }
             processInput(now: Self.now())
@@ -191,17 +259,18 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     /// Hands a whole request to the responder. An answer it has at once is
-    /// written in this same turn; a later one comes back through `respond`,
-    /// from any thread, and hops to the queue.
+    /// written in this same run; a later one comes back through `respond`,
+    /// from any thread, as scheduled work.
     private func dispatch(_ head: RequestHead, now: UInt64) {
         let request = head.request
         let line = ConnectionStateMachine.RequestLine(method: request.method.rawValue, target: request.target)
         let number = machine.requestReceived(line, isHead: request.method == .head, version: request.version,
                                              keepAlive: head.keepAlive, now: now).number
         closeWatch.beginRequest(number)
-        let context = ConnectionContext(remoteAddress: remoteAddress, watch: closeWatch, requestNumber: number)
+        let context = ConnectionContext(remoteAddress: remoteAddress, watch: closeWatch, requestNumber: number,
+                                        workers: workers)
         let result = responder.handle(request, context: context) { [self] response in
-            queue.async { [self] in
+            schedule { [self] in
                 let now = Self.now()
                 answer(number, response, now: now)
                 processInput(now: now)
@@ -243,7 +312,7 @@ final class HTTPConnection: @unchecked Sendable {
 
     // MARK: - Streamed answers
 
-    /// A piece of the streamed answer, on the queue (`HTTPResponseStream.write`).
+    /// A piece of the streamed answer, run on the connection (`HTTPResponseStream.write`).
     func streamWrite(_ bytes: [UInt8], drained: (@Sendable (Bool) -> Void)?) {
         guard !isClosed, machine.isStreaming else {
             drained?(false)
@@ -259,7 +328,7 @@ final class HTTPConnection: @unchecked Sendable {
         updateInterest()
     }
 
-    /// The streamed answer is complete, on the queue: close once it is written.
+    /// The streamed answer is complete, run on the connection: close once it is written.
     func streamFinish() {
         guard !isClosed, machine.isStreaming else { return }
         let now = Self.now()
@@ -448,18 +517,23 @@ final class HTTPConnection: @unchecked Sendable {
         scheduleTimer()
     }
 
-    /// Registers what the connection waits for now; a socket waiting for
-    /// nothing is taken out of epoll, so a hang-up it cannot act on yet does
-    /// not wake the loop again and again. Costs no system call when nothing
-    /// changed, the usual case after an answer written at once.
+    /// Arms the one-shot registration with what the connection waits for
+    /// now. Costs no system call when it is armed with that already (work
+    /// that came through the mailbox, not an event); after an event it is
+    /// disarmed, and re-armed here. Waiting for nothing, it is armed for
+    /// errors and hang-ups alone, which report once and disarm it, so a
+    /// hang-up the connection cannot act on yet wakes no thread twice.
     private func applyInterest() {
         guard !isClosed, let token else { return }
         var wanted: UInt32 = wantsWrite ? Epoll.writable : 0
         if machine.shouldRead(bufferedInput: parser.bufferedByteCount) { wanted |= Epoll.readable }
-        guard wanted != registeredEvents else { return }
+        if isRegistered && wanted == armedEvents { return }
+        if !isRegistered && wanted == 0 { return }
         do {
-            try loop.setInterest(fd: socket.descriptor, token: token, from: registeredEvents, to: wanted)
-            registeredEvents = wanted
+            try workers.control(isRegistered ? .modify : .add, fd: socket.descriptor,
+                                events: wanted | Epoll.oneShot, token: token)
+            isRegistered = true
+            armedEvents = wanted
         } catch {
             close()
         }
@@ -487,7 +561,7 @@ final class HTTPConnection: @unchecked Sendable {
 
     /// Shutdown: idle connections close now, busy ones after their answer.
     func beginShutdown() {
-        queue.async { [self] in
+        schedule { [self] in
             guard !isClosed else { return }
             let now = Self.now()
             execute(machine.shutdownRequested(), now: now)
@@ -498,7 +572,7 @@ final class HTTPConnection: @unchecked Sendable {
 
     /// The grace period is over: close whatever state the connection is in.
     func forceClose() {
-        queue.async { [self] in close() }
+        schedule { [self] in close() }
     }
 
     // MARK: - Closing
@@ -518,11 +592,12 @@ final class HTTPConnection: @unchecked Sendable {
         if let token {
             // Closing the descriptor drops its registration too, but only once
             // no other descriptor shares the open file; say it explicitly.
-            if registeredEvents != 0 {
-                try? loop.setInterest(fd: socket.descriptor, token: token, from: registeredEvents, to: 0)
+            if isRegistered {
+                try? workers.control(.delete, fd: socket.descriptor, events: 0, token: token)
             }
-            registeredEvents = 0
-            loop.detach(token)
+            isRegistered = false
+            armedEvents = 0
+            workers.detach(token)
         }
         finalClose(reset: reset)
     }

@@ -12,13 +12,15 @@ public enum HTTPResponderResult: Sendable {
 
 /// What the server calls for every complete request.
 ///
-/// The handler runs on the connection's queue, which is its event loop's,
-/// shared by many connections: it must not block. It answers at once by
-/// returning `.response` (work that is memory and CPU only), or later (a
-/// store read on another thread, an append waiting for its group commit, a
-/// long-poll for a change) by returning `.later` and then calling `respond`
-/// exactly once, from any thread. The connection keeps pipelined requests
-/// behind it until then, so answers stay in order.
+/// The handler runs on one of the server's worker threads, which serve
+/// every connection between them: it must not block, except inside
+/// `context.whileBlockingAllowed` (a store read), which the server allows
+/// on only some of its threads at once. It answers at once by returning
+/// `.response`, or later (an append waiting for its group commit, a
+/// long-poll for a change, a read handed to another thread) by returning
+/// `.later` and then calling `respond` exactly once, from any thread. The
+/// connection keeps pipelined requests behind it until then, so answers
+/// stay in order.
 public protocol HTTPResponder: Sendable {
     func handle(_ request: HTTPRequest, context: any RequestContext,
                 respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult
@@ -37,6 +39,19 @@ public protocol RequestContext: Sendable {
     /// written (the client went away, or the server shut down); a parked
     /// long-poll uses it to stop waiting. Runs at once if already closed.
     func onClose(_ handler: @escaping @Sendable () -> Void)
+
+    /// Runs `body`, which may block (a store read), on this thread, and
+    /// returns its result, when the server lets one more of its threads
+    /// block now; nil without running it otherwise (the caller then hands
+    /// the work to a thread of its own). A thread that runs a request to
+    /// its end costs no hand-off; the limit keeps threads free for
+    /// everyone else while slow reads hold some.
+    func whileBlockingAllowed<T>(_ body: () throws -> T) rethrows -> T?
+}
+
+extension RequestContext {
+    /// Contexts outside the server's threads never allow blocking.
+    public func whileBlockingAllowed<T>(_ body: () throws -> T) rethrows -> T? { nil }
 }
 
 /// What the server reports as it runs: the feed of the access log and the

@@ -59,7 +59,7 @@ public final class HTTPResponseStream: Sendable {
             if isClosed || state.withLock({ $0.finished }) { drained?(false) }
             return
         }
-        connection.queue.async { connection.streamWrite(bytes, drained: drained) }
+        connection.schedule { connection.streamWrite(bytes, drained: drained) }
     }
 
     /// Ends the body: the connection closes once what was written reached
@@ -71,7 +71,7 @@ public final class HTTPResponseStream: Sendable {
             return state.connection
         }
         guard let connection else { return }
-        connection.queue.async { connection.streamFinish() }
+        connection.schedule { connection.streamFinish() }
     }
 
     /// The connection is gone (or never streamed): every write from now on reports `false`.
@@ -79,9 +79,9 @@ public final class HTTPResponseStream: Sendable {
 
     // MARK: - The connection's side
 
-    /// The head is queued (on the connection's queue): pieces written so
-    /// far follow it now, in order; later ones hop to the queue and come
-    /// after them. Nil: the response is not streamed (a `HEAD` request).
+    /// The head is queued (on the connection's thread): pieces written so
+    /// far follow it now, in order; later ones are scheduled on the
+    /// connection and come after them. Nil: the response is not streamed (a `HEAD` request).
     func attach(_ connection: HTTPConnection?) {
         let (pending, finished) = state.withLock { state in
             let pending = state.pending

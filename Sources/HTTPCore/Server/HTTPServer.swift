@@ -3,8 +3,7 @@ import Glibc
 import Synchronization
 
 /// The HTTP/1.1 server: a listener plus one `HTTPConnection` per client,
-/// each handed round-robin to one of `eventLoopCount` event loops, whose
-/// serial queue runs it.
+/// all served by one set of `threadCount` threads (`ConnectionWorkers`).
 ///
 /// ```swift
 /// let server = HTTPServer(configuration: .init(port: 0), responder: MyResponder())
@@ -21,7 +20,7 @@ public final class HTTPServer: Sendable {
         var connectionsPerPeer: [String: Int] = [:]
         var peerOfConnection: [Int: String] = [:]
         var nextID = 0
-        var loops: [EventLoop] = []
+        var workers: ConnectionWorkers?
         var port = 0
         var shuttingDown = false
         /// Left once every connection is closed, during shutdown.
@@ -51,8 +50,8 @@ public final class HTTPServer: Sendable {
         guard let address = SocketAddress(host: configuration.host, port: configuration.port) else {
             throw SocketError(errno: EINVAL, function: "bind to host \(configuration.host)")
         }
-        var loops: [EventLoop] = []
-        for index in 0..<max(1, configuration.eventLoopCount) { loops.append(try EventLoop(index: index)) }
+        let workers = try ConnectionWorkers(threads: configuration.threadCount,
+                                            blockingLimit: configuration.blockingThreadLimit)
         let listener: Listener
         do {
             listener = try Listener(address: address, backlog: configuration.backlog) { [weak self] socket, peer in
@@ -63,18 +62,18 @@ public final class HTTPServer: Sendable {
                 accepted(socket, peer: peer)
             }
         } catch {
-            for loop in loops { loop.stop() }
+            workers.stop()
             throw error
         }
         let installed = state.withLock { state -> Bool in
             guard state.listener == nil && !state.shuttingDown else { return false }
             state.listener = listener
-            state.loops = loops
+            state.workers = workers
             state.port = listener.address.port
             return true
         }
         guard installed else {
-            for loop in loops { loop.stop() }
+            workers.stop()
             listener.stop {}
             throw SocketError(errno: EALREADY, function: "start (already started or shut down)")
         }
@@ -102,16 +101,17 @@ public final class HTTPServer: Sendable {
         let exempt = address.map { address in configuration.uncappedPeers.contains { $0.contains(address) } } ?? false
         let perPeerLimit = exempt ? 0 : configuration.maximumConnectionsPerPeer
         let (connection, count): (HTTPConnection?, Int) = state.withLock { state in
-            guard !state.shuttingDown, state.connections.count < configuration.maximumConnections,
+            guard !state.shuttingDown, let workers = state.workers,
+                  state.connections.count < configuration.maximumConnections,
                   perPeerLimit <= 0 || state.connectionsPerPeer[peerHost, default: 0] < perPeerLimit else {
                 return (nil, state.connections.count)
             }
             state.nextID += 1
             state.connectionsPerPeer[peerHost, default: 0] += 1
             state.peerOfConnection[state.nextID] = peerHost
-            let loop = state.loops[state.nextID % state.loops.count]
             let connection = HTTPConnection(
-                id: state.nextID, socket: socket, remoteAddress: remote, peerHost: peer?.host ?? "-", loop: loop, limits: configuration.limits,
+                id: state.nextID, socket: socket, remoteAddress: remote, peerHost: peer?.host ?? "-", workers: workers,
+                limits: configuration.limits,
                 responder: responder, observer: observer,
                 onClosed: { [weak self] connection in self?.connectionClosed(connection) })
             state.connections[state.nextID] = connection
@@ -193,11 +193,11 @@ public final class HTTPServer: Sendable {
         defer {
             group.notify(queue: .global()) { [self] in
                 if isFirst {
-                    let loops = state.withLock { state in
-                        defer { state.loops = [] }
-                        return state.loops
+                    let workers = state.withLock { state in
+                        defer { state.workers = nil }
+                        return state.workers
                     }
-                    for loop in loops { loop.stop() }
+                    workers?.stop()
                 }
                 completion()
             }

@@ -19,14 +19,19 @@ public struct HTTPServerConfiguration: Sendable {
     public var limits: HTTPLimits
     /// The listen(2) backlog.
     public var backlog: Int32
-    /// How many event loops (serial queues, each polling its connections'
-    /// sockets) share the connections, round-robin. Default: the number of
-    /// online processors, so each core can run one loop; at least 1.
-    public var eventLoopCount: Int
-
+    /// How many threads serve the connections (`ConnectionWorkers`: one
+    /// epoll set, a ready socket wakes one thread, which runs its request
+    /// to the end). Default: the online processors plus 4; at least 1.
+    public var threadCount: Int
+    /// How many of those threads may block at once on work a handler
+    /// marks as blocking (`RequestContext.whileBlockingAllowed`: a store
+    /// read); the others keep answering everything else. At most
+    /// `threadCount - 1`. Default: `threadCount` minus the online
+    /// processors, so one thread per core never blocks.
+    public var blockingThreadLimit: Int
     public init(host: String = "127.0.0.1", port: Int = 8080, maximumConnections: Int = 10_000,
                 maximumConnectionsPerPeer: Int = 0, uncappedPeers: [IPNetwork] = [], limits: HTTPLimits = HTTPLimits(), backlog: Int32 = 1024,
-                eventLoopCount: Int = HTTPServerConfiguration.defaultEventLoopCount) {
+                threadCount: Int = HTTPServerConfiguration.processorCount + 4, blockingThreadLimit: Int? = nil) {
         self.host = host
         self.port = port
         self.maximumConnections = maximumConnections
@@ -34,11 +39,13 @@ public struct HTTPServerConfiguration: Sendable {
         self.uncappedPeers = uncappedPeers
         self.limits = limits
         self.backlog = backlog
-        self.eventLoopCount = eventLoopCount
+        self.threadCount = max(1, threadCount)
+        self.blockingThreadLimit = min(max(0, blockingThreadLimit ?? self.threadCount - Self.processorCount),
+                                       self.threadCount - 1)
     }
 
     /// The online processor count, at least 1.
-    public static var defaultEventLoopCount: Int {
+    public static var processorCount: Int {
         max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 }

@@ -15,6 +15,10 @@ public enum Epoll {
     public static let writable: UInt32 = csystem_epoll_out
     public static let error: UInt32 = csystem_epoll_err
     public static let hangUp: UInt32 = csystem_epoll_hup
+    /// Reports one event, then nothing until the registration is modified again.
+    public static let oneShot: UInt32 = csystem_epoll_oneshot
+    /// Reports a change of readiness once, not the readiness itself again and again.
+    public static let edgeTriggered: UInt32 = csystem_epoll_edge_triggered
 
     /// One ready event: its flags and the token it was registered with.
     public typealias Event = csystem_epoll_event
@@ -44,13 +48,6 @@ public enum Epoll {
         return fd
     }
 
-    /// Moves `fd` from interest `old` to `new` (0 = not registered), with
-    /// `token` as the event's data. Level-triggered.
-    static func update(_ epoll: Int32, fd: Int32, token: UInt64, from old: UInt32, to new: UInt32) throws(SocketError) {
-        let operation: Operation = new == 0 ? .delete : (old == 0 ? .add : .modify)
-        try control(epoll, operation, fd: fd, events: new, token: token)
-    }
-
     /// epoll_ctl: adds, modifies or deletes `fd` with interest `events` and
     /// `token` as the event's data. Throws what the peer or the system can
     /// cause (ENOMEM, ENOSPC, and ENOENT/EEXIST for a registration out of
@@ -65,12 +62,6 @@ public enum Epoll {
         default:
             throw SocketError(errno: code, function: "epoll_ctl")
         }
-    }
-
-    /// Ready events without waiting, into `buffer` (`eventStride` bytes
-    /// each); the count, 0 when none or interrupted.
-    static func poll(_ epoll: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        wait(epoll, into: buffer, timeoutMilliseconds: 0)
     }
 
     /// Waits up to `timeoutMilliseconds` (-1: forever) for events, into

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HTTPCore
 
 /// The few threads that run the requests whose handling may wait on the
 /// store (a read, a role lookup, a long-poll's re-read after a wake), so
@@ -31,13 +32,15 @@ public final class ReadPool: Sendable {
     public let threadCount: Int
 
     /// Starts `threads` threads (at least 1).
-    public init(threads: Int, name: String = "HistoryAPI.ReadPool") {
+    public init(threads: Int, name: String = "read-pool") {
         threadCount = max(1, threads)
         queue = JobQueue()
         for index in 0..<threadCount {
             let queue = self.queue
-            let thread = Thread { queue.work() }
-            thread.name = "\(name).\(index)"
+            let thread = Thread {
+                ThreadName.set("\(name)-\(index)")
+                queue.work()
+            }
             // As much as a main thread: a handler's stack is deep (routing,
             // SQLite, encoding); only the pages touched cost memory.
             thread.stackSize = 8 << 20

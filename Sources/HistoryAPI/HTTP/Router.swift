@@ -24,14 +24,15 @@ import HistoryAccess
 ///   `unsupported_media_type` once the route is known (an unknown path is
 ///   still 404, a wrong method still 405), before the handler runs.
 /// - Where a handler runs: every route may wait on the store unless
-///   registered `.neverWaits`, so it runs on the `ReadPool` and its answer
-///   leaves from there through the request's `AnswerOutlet` (one hand-off
-///   back to the connection); the answers the router gives itself (404,
-///   405, 415) and `.neverWaits` routes are returned on the caller's
-///   thread, the event loop. A `.mayWait` route's `Shortcut` runs there
-///   first and may answer from memory (a 304 from the kept versions)
-///   without the pool's two hand-offs. Without a pool (`Router()`),
-///   everything runs inline.
+///   registered `.neverWaits`. Such a handler runs on the server's thread
+///   that read the request when the server lets that thread block
+///   (`RequestContext.whileBlockingAllowed`: no hand-off at all), else on
+///   the `ReadPool`, its answer leaving from there through the request's
+///   `AnswerOutlet`. The answers the router gives itself (404, 405, 415)
+///   and `.neverWaits` routes are returned on the caller's thread. A
+///   `.mayWait` route's `Shortcut` runs there first and may answer from
+///   memory (a 304 from the kept versions) without blocking. Without a
+///   pool (`Router()`), everything runs inline.
 ///
 /// ```swift
 /// var router = Router()
@@ -39,14 +40,14 @@ import HistoryAccess
 /// ```
 public struct Router: Sendable {
     public typealias Handler = @Sendable (APIRequest) throws(APIError) -> Answer
-    /// Runs on the event loop before a `.mayWait` handler is sent to the
-    /// read pool: an answer it can give from memory alone (a 304 from the
-    /// kept versions), or nil to send the request on. Never waits, never throws.
+    /// Runs on the server's thread before a `.mayWait` handler: an answer
+    /// it can give from memory alone (a 304 from the kept versions), or nil
+    /// to send the request on. Never waits, never throws.
     public typealias Shortcut = @Sendable (APIRequest) -> Answer?
 
     /// Whether a handler may block its thread, which decides where it runs.
     public enum Cost: Sendable {
-        /// It reads the store (or may): on the read pool, off the event loop.
+        /// It reads the store (or may): where the server allows blocking, else on the read pool.
         case mayWait
         /// Memory and CPU only, bounded and short (`/metrics`): inline.
         case neverWaits
@@ -78,7 +79,7 @@ public struct Router: Sendable {
     }
 
     /// Registers `handler` for `method` on `pattern` (which starts with `/`),
-    /// with the `shortcut` tried on the event loop first, if any.
+    /// with the `shortcut` tried first, if any.
     public mutating func add(_ method: HTTPMethod, _ pattern: String, cost: Cost = .mayWait,
                              shortcut: Shortcut? = nil, handler: @escaping Handler) {
         let segments: [Segment] = pattern.split(separator: "/").map { part in
@@ -110,9 +111,9 @@ public struct Router: Sendable {
     }
 
     /// Routes a request the gates let through. Its answer now (the
-    /// router's own refusals, a `.neverWaits` route's answer), or `.later`:
-    /// then it leaves through `outlet` once the handler answered, on the
-    /// read pool.
+    /// router's own refusals, a `.neverWaits` route's answer, a handler
+    /// run on this thread), or `.later`: then it leaves through `outlet`
+    /// once the handler answered, on the read pool.
     func route(_ passage: Passage, outlet: AnswerOutlet) -> Answer {
         let request = passage.request
         let match = passage.route
@@ -135,6 +136,7 @@ public struct Router: Sendable {
         }
         if let shortcut = chosen.shortcut, let answer = shortcut(apiRequest) { return answer }
         let handler = chosen.handler
+        if let answer = passage.context.whileBlockingAllowed({ Self.run(handler, for: apiRequest) }) { return answer }
         readPool.submit {
             if case .now(let response) = Self.run(handler, for: apiRequest) {
                 apiRequest.outlet.deliver(response)

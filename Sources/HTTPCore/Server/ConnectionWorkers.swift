@@ -1,0 +1,209 @@
+import CSystem
+import Foundation
+import Glibc
+import Synchronization
+
+/// The threads that serve every connection of a server. They share one
+/// epoll set in which each connection's socket is registered one-shot, so
+/// a ready socket wakes exactly one thread, and that thread runs the
+/// connection's request to its end, store read included, then re-arms it.
+///
+/// Why not event loops that hand reads to a pool: each page then changed
+/// threads twice (loop to pool, pool back to loop), and those switches
+/// were the largest part of a deep page's CPU on two cores
+/// (docs/performance.md, "What the read pool's hand-offs cost a deep
+/// page"). Here a request stays on the thread that read it. A slow read
+/// (a cold page, a 1 MiB answer, a database round trip) holds that one
+/// thread while the others serve every other connection: at most
+/// `blockingLimit` threads are inside a blocking call at once
+/// (`RequestContext.whileBlockingAllowed`), so at least
+/// `threadCount - blockingLimit` always answer what needs no wait.
+///
+/// Work for a connection from other threads (an answer that comes later,
+/// a stream's next piece, a timer, shutdown) goes through the connection's
+/// mailbox (`HTTPConnection.schedule`); a connection that is not running
+/// is put on the ready queue, and the wake-up eventfd (edge-triggered, in
+/// the same epoll set) brings one thread to run it.
+///
+/// The threads hold the workers until `stop()`; the descriptors close when
+/// the last reference goes (`deinit`), so a late `schedule` from another
+/// thread never signals a descriptor number that was closed and reused.
+///
+/// The use of `@unchecked Sendable` is safe for this type because: `epoll`,
+/// `wakeUp` and `stopSignal` are immutable and closed only in `deinit`;
+/// `connections` and `ready` are guarded by their locks; the counters are
+/// atomic.
+final class ConnectionWorkers: @unchecked Sendable {
+    private static let wakeUpToken = UInt64.max
+    private static let stopToken = UInt64.max - 1
+
+    /// The ready queue: connections with scheduled work and no thread yet.
+    private struct Ready {
+        var connections: [HTTPConnection] = []
+        var head = 0
+        /// The eventfd was signalled and no thread took the signal yet.
+        var signalled = false
+    }
+
+    let threadCount: Int
+    let blockingLimit: Int
+    private let epoll: Int32
+    private let wakeUp: Int32
+    private let stopSignal: Int32
+    private let connections = Mutex<(byToken: [UInt64: HTTPConnection], next: UInt64)>(([:], 0))
+    /// An `NSLock` (a plain pthread mutex), not `Mutex`: every answer that
+    /// comes from another thread passes here, and `Mutex`'s contended path
+    /// is the kernel's priority-inheritance futex (see `ReadPool`).
+    private let readyLock = NSLock()
+    private nonisolated(unsafe) var ready = Ready()
+    private let permits: Atomic<Int>
+    private let stopped = Atomic(false)
+
+    /// Starts `threads` threads (at least 1), of which at most
+    /// `blockingLimit` (at most `threads - 1`) may block at once.
+    init(threads: Int, blockingLimit: Int) throws(SocketError) {
+        threadCount = max(1, threads)
+        self.blockingLimit = max(0, min(blockingLimit, threadCount - 1))
+        permits = Atomic(self.blockingLimit)
+        epoll = try Epoll.create()
+        wakeUp = csystem_eventfd_create()
+        stopSignal = csystem_eventfd_create()
+        guard wakeUp >= 0, stopSignal >= 0 else {
+            let error = SocketError(errno: Glibc.errno, function: "eventfd")
+            for fd in [wakeUp, stopSignal, epoll] where fd >= 0 { _ = Glibc.close(fd) }
+            throw error
+        }
+        do {
+            // Edge-triggered: each signal wakes one thread, once.
+            try Epoll.control(epoll, .add, fd: wakeUp, events: Epoll.readable | Epoll.edgeTriggered,
+                              token: Self.wakeUpToken)
+            // Level-triggered: every thread sees it, and leaves.
+            try Epoll.control(epoll, .add, fd: stopSignal, events: Epoll.readable, token: Self.stopToken)
+        } catch {
+            for fd in [wakeUp, stopSignal, epoll] { _ = Glibc.close(fd) }
+            throw error
+        }
+        for index in 0..<threadCount {
+            let thread = Thread { [self] in
+                ThreadName.set("http-worker-\(index)")
+                work()
+            }
+            // A handler's stack is deep (routing, SQLite, encoding); only
+            // the pages touched cost memory.
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+    }
+
+    deinit {
+        for fd in [wakeUp, stopSignal, epoll] { _ = Glibc.close(fd) }
+    }
+
+    // MARK: - Connections
+
+    /// Adds a connection; its token names it in `control`.
+    func attach(_ connection: HTTPConnection) -> UInt64 {
+        connections.withLock { connections in
+            connections.next += 1
+            connections.byToken[connections.next] = connection
+            return connections.next
+        }
+    }
+
+    /// Forgets a connection: events already taken for it are dropped.
+    func detach(_ token: UInt64) {
+        _ = connections.withLock { $0.byToken.removeValue(forKey: token) }
+    }
+
+    /// epoll_ctl on a connection's socket, in this set.
+    func control(_ operation: Epoll.Operation, fd: Int32, events: UInt32, token: UInt64) throws(SocketError) {
+        try Epoll.control(epoll, operation, fd: fd, events: events, token: token)
+    }
+
+    /// Queues a connection whose mailbox got work while no thread ran it.
+    func makeReady(_ connection: HTTPConnection) {
+        readyLock.lock()
+        guard !stopped.load(ordering: .relaxed) else {
+            readyLock.unlock()
+            return
+        }
+        ready.connections.append(connection)
+        let signal = !ready.signalled
+        ready.signalled = true
+        readyLock.unlock()
+        if signal { _ = csystem_eventfd_signal(wakeUp) }
+    }
+
+    /// The oldest ready connection; signals again when more wait, so
+    /// another thread takes the next one while this one runs.
+    private func takeReady() -> HTTPConnection? {
+        readyLock.lock()
+        guard ready.head < ready.connections.count else {
+            ready.signalled = false
+            readyLock.unlock()
+            return nil
+        }
+        let connection = ready.connections[ready.head]
+        ready.head += 1
+        let more = ready.head < ready.connections.count
+        if !more {
+            ready.connections.removeAll(keepingCapacity: ready.connections.capacity <= 1024)
+            ready.head = 0
+            ready.signalled = false
+        }
+        readyLock.unlock()
+        if more { _ = csystem_eventfd_signal(wakeUp) }
+        return connection
+    }
+
+    // MARK: - Blocking
+
+    /// Runs `body` on this thread when fewer than `blockingLimit` threads
+    /// are blocked now; nil without running it otherwise.
+    func whileBlockingAllowed<T>(_ body: () throws -> T) rethrows -> T? {
+        var available = permits.load(ordering: .relaxed)
+        while true {
+            guard available > 0 else { return nil }
+            let (exchanged, original) = permits.weakCompareExchange(
+                expected: available, desired: available - 1, successOrdering: .acquiring, failureOrdering: .relaxed)
+            if exchanged { break }
+            available = original
+        }
+        defer { permits.add(1, ordering: .releasing) }
+        return try body()
+    }
+
+    // MARK: - The threads
+
+    private func work() {
+        withUnsafeTemporaryAllocation(byteCount: Epoll.eventStride, alignment: 8) { buffer in
+            while true {
+                // One event at a time: a thread that may block on the
+                // request it takes must not hold events for others.
+                guard Epoll.wait(epoll, into: buffer, timeoutMilliseconds: -1) == 1 else { continue }
+                let (events, token) = Epoll.event(at: 0, in: buffer)
+                switch token {
+                case Self.stopToken:
+                    return
+                case Self.wakeUpToken:
+                    takeReady()?.run()
+                default:
+                    let connection = connections.withLock { $0.byToken[token] }
+                    connection?.deliver(events)
+                }
+            }
+        }
+    }
+
+    /// Lets every thread exit and drops every connection it knew; for a
+    /// server whose connections are all closed.
+    func stop() {
+        readyLock.lock()
+        let first = !stopped.exchange(true, ordering: .relaxed)
+        ready = Ready()
+        readyLock.unlock()
+        guard first else { return }
+        connections.withLock { $0.byToken = [:] }
+        _ = csystem_eventfd_signal(stopSignal)
+    }
+}
