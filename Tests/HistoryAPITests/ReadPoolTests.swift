@@ -124,6 +124,32 @@ struct ReadPoolTests {
         }
     }
 
+    /// A worker takes up to 16 ready sockets per `epoll_wait`; before it
+    /// blocks in a read, it hands the ones it has not served to the other
+    /// threads. Requests sent together on many connections, the gated one
+    /// first, all reach the server at once, so the blocked worker's batch
+    /// likely holds some of them: each must still be answered while the
+    /// read waits.
+    @Test func requestsTakenWithASlowReadAreHandedToOtherThreads() throws {
+        try withGatedServer(readThreads: 2, threadCount: 2, blockingThreadLimit: 1) { store, port, _ in
+            let slow = try HTTPClientConnection(port: port)
+            var others: [HTTPClientConnection] = []
+            for _ in 0..<12 { others.append(try HTTPClientConnection(port: port)) }
+            try slow.send(HTTPRequest(method: .get, target: "/v1/conversations/slow/messages"))
+            for connection in others {
+                try connection.send(HTTPRequest(method: .get, target: "/v1/conversations/fast/messages"))
+            }
+            for connection in others {
+                let answer = try connection.receive()
+                #expect(answer.status == 200)
+                #expect(answer.bodyText.contains("in fast"))
+            }
+            #expect(store.enteredCount == 1)
+            store.open()
+            #expect(try slow.receive().bodyText.contains("in slow"))
+        }
+    }
+
     /// Past the blocking limit a read goes to the read pool, so the
     /// threads left never block: with one thread allowed to block and it
     /// blocked, a second slow read waits on the pool, and a third

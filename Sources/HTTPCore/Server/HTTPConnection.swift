@@ -133,6 +133,18 @@ final class HTTPConnection: @unchecked Sendable {
         if idle { run() }
     }
 
+    /// Events a worker took for the socket but hands on before it blocks:
+    /// the thread running the connection handles them, or a worker from
+    /// the ready queue does.
+    func deliverElsewhere(_ events: UInt32) {
+        let idle = mailbox.withLock { mailbox in
+            mailbox.events |= events
+            defer { mailbox.running = true }
+            return !mailbox.running
+        }
+        if idle { workers.makeReady(self) }
+    }
+
     /// Handles what the mailbox holds until it is empty, re-arming the
     /// socket's registration after each round. The caller set `running`.
     func run() {
