@@ -144,7 +144,9 @@ struct ReadPoolTests {
                 #expect(answer.status == 200)
                 #expect(answer.bodyText.contains("in fast"))
             }
-            #expect(store.enteredCount == 1)
+            // The gated read may reach its gate after the others were
+            // answered (a loaded machine); it must still be held there.
+            #expect(eventually { store.enteredCount == 1 })
             store.open()
             #expect(try slow.receive().bodyText.contains("in slow"))
         }
