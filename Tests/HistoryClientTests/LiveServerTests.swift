@@ -181,11 +181,7 @@ struct LiveServerTests {
             // holding the cooperative pool's two threads) still sees it, and
             // only the `false` can take the row away: the client never sends
             // it inside the server's quiet period, where it would be dropped.
-            try #require((server.app.store as? StoreFront)?.typingBoard).use(TypingTiming(lasts: .seconds(3600)))
-            let admin = server.adminClient()
-            _ = try await admin.createConversation(id: "t")
-            _ = try await admin.putMember("ana", in: "t")
-            _ = try await admin.putMember("ben", in: "t")
+            try await Self.typingConversation(on: server)
             func client(_ user: String) -> ChatHistoryClient {
                 var configuration = Self.configuration(transport)
                 configuration.tokenProvider = { TokensModeServer.token(subject: user) }
@@ -193,6 +189,16 @@ struct LiveServerTests {
             }
             try await Self.typing(ana: client("ana"), ben: client("ben"))
         }
+    }
+
+    /// Conversation `t` with members ana and ben, on a server where a
+    /// `true` lasts an hour.
+    private static func typingConversation(on server: TokensModeServer) async throws {
+        try #require((server.app.store as? StoreFront)?.typingBoard).use(TypingTiming(lasts: .seconds(3600)))
+        let admin = server.adminClient()
+        _ = try await admin.createConversation(id: "t")
+        _ = try await admin.putMember("ana", in: "t")
+        _ = try await admin.putMember("ben", in: "t")
     }
 
     @MainActor private static func typing(ana: ChatHistoryClient, ben: ChatHistoryClient) async throws {
@@ -221,11 +227,7 @@ struct LiveServerTests {
     /// the `false` went at once, inside the quiet period: dropped.)
     @Test func aFalseAfterASlowTrueReachesTheOtherMember() async throws {
         try await withTokensModeServer { server in
-            try #require((server.app.store as? StoreFront)?.typingBoard).use(TypingTiming(lasts: .seconds(3600)))
-            let admin = server.adminClient()
-            _ = try await admin.createConversation(id: "t")
-            _ = try await admin.putMember("ana", in: "t")
-            _ = try await admin.putMember("ben", in: "t")
+            try await Self.typingConversation(on: server)
             func configuration(_ user: String) -> HistoryClientConfiguration {
                 var configuration = Self.configuration(.automatic)
                 configuration.tokenProvider = { TokensModeServer.token(subject: user) }

@@ -137,6 +137,10 @@ final class ConnectionWorkers: @unchecked Sendable {
         _ = connections.withLock { $0.byToken.removeValue(forKey: token) }
     }
 
+    private func connection(for token: UInt64) -> HTTPConnection? {
+        connections.withLock { $0.byToken[token] }
+    }
+
     /// epoll_ctl on a connection's socket, in this set.
     func control(_ operation: Epoll.Operation, fd: Int32, events: UInt32, token: UInt64) throws(SocketError) {
         try Epoll.control(epoll, operation, fd: fd, events: events, token: token)
@@ -220,8 +224,7 @@ final class ConnectionWorkers: @unchecked Sendable {
                     case Self.wakeUpToken:
                         takeReady()?.run()
                     default:
-                        let connection = connections.withLock { $0.byToken[token] }
-                        connection?.deliver(events)
+                        connection(for: token)?.deliver(events)
                     }
                 }
             }
@@ -245,8 +248,7 @@ final class ConnectionWorkers: @unchecked Sendable {
             case Self.wakeUpToken:
                 _ = csystem_eventfd_signal(wakeUp)
             default:
-                let connection = connections.withLock { $0.byToken[token] }
-                connection?.deliverElsewhere(events)
+                connection(for: token)?.deliverElsewhere(events)
             }
         }
     }

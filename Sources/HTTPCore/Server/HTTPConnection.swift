@@ -113,36 +113,31 @@ final class HTTPConnection: @unchecked Sendable {
     /// Runs `task` on the connection, after what it is doing now: on this
     /// thread's way out if a thread runs it, else on a worker.
     func schedule(_ task: @escaping @Sendable () -> Void) {
-        let idle = mailbox.withLock { mailbox in
-            mailbox.tasks.append(task)
-            defer { mailbox.running = true }
-            return !mailbox.running
-        }
-        if idle { workers.makeReady(self) }
+        if post({ $0.tasks.append(task) }) { workers.makeReady(self) }
     }
 
     /// A worker took `events` (epoll flags) for the socket from the set:
     /// it runs the connection now, unless another thread does, which then
     /// handles them before it lets go.
     func deliver(_ events: UInt32) {
-        let idle = mailbox.withLock { mailbox in
-            mailbox.events |= events
-            defer { mailbox.running = true }
-            return !mailbox.running
-        }
-        if idle { run() }
+        if post({ $0.events |= events }) { run() }
     }
 
     /// Events a worker took for the socket but hands on before it blocks:
     /// the thread running the connection handles them, or a worker from
     /// the ready queue does.
     func deliverElsewhere(_ events: UInt32) {
-        let idle = mailbox.withLock { mailbox in
-            mailbox.events |= events
+        if post({ $0.events |= events }) { workers.makeReady(self) }
+    }
+
+    /// Puts work in the mailbox and marks the connection running; true
+    /// when no thread ran it, so the caller must see that one does.
+    private func post(_ work: (inout Mailbox) -> Void) -> Bool {
+        mailbox.withLock { mailbox in
+            work(&mailbox)
             defer { mailbox.running = true }
             return !mailbox.running
         }
-        if idle { workers.makeReady(self) }
     }
 
     /// Handles what the mailbox holds until it is empty, re-arming the
