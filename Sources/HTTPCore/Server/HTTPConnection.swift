@@ -584,7 +584,7 @@ final class HTTPConnection: @unchecked Sendable {
 
     // MARK: - Closing
 
-    /// Closes once: leaves the loop, cancels the timer, closes the socket
+    /// Closes once: leaves the epoll set, cancels the timer, closes the socket
     /// (with a reset when `reset`), and runs the pending request's `onClose` handlers.
     private func close(reset: Bool = false) {
         guard !isClosed else { return }

@@ -2,9 +2,9 @@ import Dispatch
 
 /// What a responder does with a request: answer it now, or promise to.
 public enum HTTPResponderResult: Sendable {
-    /// The answer, written in the same turn of the connection's queue: for
-    /// what the responder decides on the loop itself (a refusal, a 404,
-    /// memory-only work).
+    /// The answer, written by the thread that called the responder: what
+    /// it decided at once (a refusal, a 404, memory-only work, a read it
+    /// was allowed to block for).
     case response(HTTPResponse)
     /// The answer comes later, through `respond`, exactly once.
     case later

@@ -8,7 +8,7 @@ import Glibc
 /// bad pointer or argument) stop the process with a message, as SwiftNIO
 /// does: closing the connection quietly would hide the bug.
 ///
-/// Public because the server's event loops and history-load's client loops
+/// Public because the server's worker threads and history-load's client loops
 /// both drive epoll, and these bindings are the one place that knows how.
 public enum Epoll {
     public static let readable: UInt32 = csystem_epoll_in

@@ -23,10 +23,10 @@ import HistoryStore
 ///
 /// Every answer leaves through the gates' decorations (CORS headers,
 /// `RateLimit-*`, the forwarded client's name): a refusal and the router's
-/// own answers at once, returned to the connection on the event loop; a
-/// route's answer from the read pool (`Router.Cost`), where a route that
-/// may wait on the store runs, through its `AnswerOutlet`, so a slow read
-/// never holds up the loop's other connections.
+/// own answers and a read run on the server's thread at once, returned to
+/// the connection; a route's answer from the read pool (`Router.Cost`,
+/// past the server's blocking limit) through its `AnswerOutlet`, so a slow
+/// read never holds up another connection.
 ///
 /// ```swift
 /// let api = APIResponder(store: store, metrics: Metrics(), logger: logger, accessLog: nil)

@@ -4,9 +4,9 @@ import HTTPCore
 
 /// The few threads that run the requests whose handling may wait on the
 /// store (a read, a role lookup, a long-poll's re-read after a wake), so
-/// that an event loop never does: a 1 MiB page, a read queued behind busy
+/// that no server thread blocks past its limit: a 1 MiB page, a read queued behind busy
 /// reader connections, or a network round trip to a database server
-/// stalls one of these threads, never the loop's other connections.
+/// stalls one of these threads, never another connection.
 ///
 /// Sized like the store's reader connections: a job holds at most one
 /// reader at a time, so with as many threads as readers no job waits for
@@ -20,8 +20,8 @@ import HTTPCore
 /// reads, each on its own connection, without refusing anyone.
 ///
 /// Threads, not Dispatch: a job blocks, and Dispatch's shared pool (which
-/// the event loops run on, one thread per core) does not grow on Linux
-/// when its threads block, so a blocked read there takes a loop's thread.
+/// the store's delivery and timers run on, one thread per core) does not
+/// grow on Linux when its threads block, so a blocked read there stalls them.
 ///
 /// The threads hold the queue, not the pool: when the pool is released
 /// (or `stop()` is called) they finish the queued jobs and exit.

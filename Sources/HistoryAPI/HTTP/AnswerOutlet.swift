@@ -4,9 +4,10 @@ import HTTPCore
 /// to the connection, from whatever thread answers. The connection's
 /// `respond` hops to its queue: one hand-off back, whoever answers.
 ///
-/// An answer given at once on the event loop does not pass here: the
-/// responder decorates it (`GateList.decorate`) and returns it to the
-/// connection, which writes it in the same turn.
+/// An answer given at once on the server's thread (a read it was allowed
+/// to block for included) does not pass here: the responder decorates it
+/// (`GateList.decorate`) and returns it to the connection, which writes it
+/// at once.
 struct AnswerOutlet: Sendable {
     let gates: GateList
     let marks: AnswerMarks

@@ -127,7 +127,7 @@ final class LongPoll<Feed: PolledFeed>: ParkedPoll {
         }
         let token = feed.wait(after: position, timeout: remaining) { outcome in
             // Off the store's queue: the re-read and the encoding are ours
-            // to pay for, on the read pool, never on an event loop's thread.
+            // to pay for, on the read pool, never on the store's delivery queue.
             self.environment.readPool.submit { self.woke(outcome) }
         }
         let cancelNow = state.withLock { state in

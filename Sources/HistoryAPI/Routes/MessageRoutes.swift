@@ -85,7 +85,7 @@ struct MessageRoutes {
         return request.json(.ok, JSONWriter.page(page, budget: budget, trim: trim), headers: ["ETag": tag.value])
     }
 
-    /// The 304 `page` would answer, decided on the event loop from the
+    /// The 304 `page` would answer, decided without blocking from the
     /// conversation's kept version, without a read; nil: `page` decides.
     private func notModifiedPage(_ request: APIRequest) -> Answer? {
         guard let (conversation, version) = environment.keptVersion(forConditional: request, .readPages),

@@ -23,6 +23,6 @@ protocol ParkedPoll: AnyObject, Sendable {
 
     /// Asks the store whether the poll's user is still a member, and
     /// answers 404 now if not (a removal through another instance, heard
-    /// from the store). Reads: call it off the event loops.
+    /// from the store). Reads: call it where blocking is allowed.
     func recheckMembership()
 }

@@ -4,8 +4,8 @@ import HistoryStore
 extension RouteEnvironment {
     /// The conversation a conditional request names and its kept version
     /// (`HistoryStore.knownVersion`), when a 304 may be decided from them
-    /// on the event loop (`Router.Shortcut`); nil sends the request to the
-    /// read pool, which reads as before.
+    /// without blocking (`Router.Shortcut`); nil sends the request on to
+    /// the store, which reads as before.
     ///
     /// Access is decided as a read decides it (`AccessPolicy`), from what
     /// the store keeps: nothing for an administrator (open mode, admin

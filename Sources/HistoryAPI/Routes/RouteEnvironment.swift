@@ -12,7 +12,8 @@ struct RouteEnvironment: Sendable {
     let limits: ClientLimits
     /// Streams' length and heartbeat, and the feeds' reset threshold.
     let feeds: FeedSettings
-    /// Where work that may wait on the store runs, off the event loops.
+    /// Where work that may wait on the store runs when it cannot block the
+    /// server's thread (past its blocking limit, a woken long-poll).
     let readPool: ReadPool
 
     /// The `{cid}` of the path. An id that is not a valid conversation id

@@ -21,8 +21,8 @@ import StrictJSON
 /// Where it runs: on PostgreSQL the store gathers typing calls and decides
 /// their access together, one statement for many calls on a session of
 /// their own (`tellsTypingLater`), so the route only queues the call and
-/// runs on the event loop; it takes neither a read-pool thread nor a
-/// reader from the pages. Elsewhere it reads on the read pool, as a page.
+/// never blocks; it takes neither a blocking thread nor a reader from
+/// the pages. Elsewhere it reads where a page reads.
 struct TypingRoutes {
     let environment: RouteEnvironment
 

@@ -179,8 +179,8 @@ struct ServerOptions: ParsableCommand {
     var writeTimeout: Duration?
 
     @Option(name: .customLong("read-connections"),
-            help: .setting("The store's read connections, also the threads that serve reads off the event loops "
-                           + "(1 to 256); for PostgreSQL each is a session counted against its max_connections.",
+            help: .setting("The store's read connections, also how many server threads may block in a read at "
+                           + "once (1 to 256); for PostgreSQL each is a session counted against its max_connections.",
                            variable: "HISTORY_READ_CONNECTIONS", default: "4 for SQLite, 8 for PostgreSQL",
                            valueName: "count"),
             transform: SettingValue.readConnections)
