@@ -107,13 +107,12 @@ extension BenchSuite {
         }
         roles += Array(repeating: LoadRun.Role(scenario: .post, paced: true, rate: rate / Double(writers)), count: writers)
         var feedPlan = plan(feedCatalog, clients: s.inboxPollers, roles: roles)
+        feedPlan.settings.postAckTimes = PostAckTimes()
         feedPlan.warmupReaders = s.inboxPollers
         let warmup = LoadRun.writerWarmup(readers: s.inboxPollers)
         feedPlan.duration = s.duration + .nanoseconds(Int64(warmup))
         let pid = s.serverPID ?? ServerMemory.pid(listeningOn: s.endpoint.port)
         let sampler = pid.map { ResidentMemorySampler(pid: $0) }
-        PostAckTimes.start()
-        defer { PostAckTimes.stop() }
         var feed = try measure("Post-to-inbox-feed, \(Format.grouped(s.inboxPollers)) users parked on their inbox feeds", feedPlan,
                                catalog: feedCatalog,
                                command: "bench --url \(url) --inbox-pollers \(s.inboxPollers)",

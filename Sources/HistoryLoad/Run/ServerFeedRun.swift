@@ -71,10 +71,10 @@ enum ServerFeedRun {
             LoadRun.Role(scenario: .feed, paced: false, make: { index in ServerFeedReader(ledger: ledger, reader: index) })
         } + Array(repeating: LoadRun.Role(scenario: .post, paced: perWriter != nil, rate: perWriter), count: writers)
         plan.warmupReaders = plan.clients
-        PostAckTimes.start()
-        defer { PostAckTimes.stop() }
+        let ackTimes = PostAckTimes()
+        plan.settings.postAckTimes = ackTimes
         let report = try LoadRun.execute(plan)
-        let acked = PostAckTimes.all()
+        let acked = ackTimes.all()
         var ends: [CatchUp] = []
         for reader in 0..<plan.clients {
             ends.append(try catchUp(from: ledger.cursor(of: reader), plan.endpoint, authorization: authorization) { clientIDs in

@@ -42,7 +42,7 @@ final class InboxPageUser: CallbackUser {
 /// first page (the `activity` to follow, the last message of each of its
 /// conversations), then long-polls. A row whose last message is newer than
 /// the one this reader knew and was posted by the load tool records
-/// post-to-feed latency: from the post's answer (`PostAckTimes`: its
+/// post-to-feed latency: from the post's answer (``RunSettings/postAckTimes``: its
 /// commit, as a client sees it) to the feed answer's arrival, 0 when the
 /// feed answered first.
 ///
@@ -116,7 +116,7 @@ final class InboxFeedReader: CallbackUser {
             // From the post's commit as the client sees it, its answer; a
             // delivery that arrives before that answer took no longer than it.
             if let clientID = row.lastMessageClientID, PostUser.dueTime(fromClientID: clientID) != nil {
-                let committed = PostAckTimes.time(of: clientID) ?? arrival
+                let committed = context.settings.postAckTimes?.time(of: clientID) ?? arrival
                 deliveries.append(arrival > committed ? arrival - committed : 0)
             }
         }

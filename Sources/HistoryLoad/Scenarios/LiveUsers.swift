@@ -36,7 +36,7 @@ final class PostUser: CallbackUser {
                 return finish(context)
             }
             context.acks.append(AckedPost(conversation: conversation, id: id, clientID: clientID))
-            PostAckTimes.record(clientID, at: MonotonicClock.now())
+            context.settings.postAckTimes?.record(clientID, at: MonotonicClock.now())
             guard sequence % context.settings.retryEvery == 0 else { return finish(context) }
             context.counters.retriesChecked += 1
             let retry = LoadRequest(method: .post, target: target, body: body, kind: .postRetry, start: MonotonicClock.now())

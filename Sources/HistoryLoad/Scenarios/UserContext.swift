@@ -127,6 +127,9 @@ struct AckedPost: Sendable, Hashable {
 /// The settings every virtual user reads.
 struct RunSettings: Sendable {
     var pageSize = 50
+    /// Runs that time or check posts by their answers set this; posts
+    /// record their answers' arrival in it.
+    var postAckTimes: PostAckTimes?
     var seed: UInt64 = 1
     /// How far back a scrollback user scrolls at most, in pages.
     var maximumScrollPages = 12
