@@ -61,6 +61,27 @@ struct RateLimitTests {
         }
     }
 
+    /// The router decodes path segments, so `/%761/...` is `/v1/...`: it is
+    /// charged as such, not let past the limit (it was, before the rate
+    /// check decoded the path as the router does).
+    @Test func aPercentEncodedV1PathPaysTheSameRate() throws {
+        try withOpenServer({ $0.rateLimitWrites = 1; $0.rateLimitBurst = 3 }) { server in
+            let client = try server.connect()
+            defer { client.close() }
+            var serial = 0
+            let answers = try untilRefused {
+                serial += 1
+                return try client.post("/%761/conversations", #"{"id":"c\#(serial)"}"#)
+            }
+            #expect(answers.dropLast().allSatisfy { $0.status == 201 && $0.headers["RateLimit-Limit"] == "3" },
+                    "\(answers.map(\.status))")
+            expectRefusal(answers.last.flatMap { $0.status == 429 ? $0 : nil }, burst: 3)
+            // The same bucket as the plain path's.
+            let plain = try client.post("/v1/conversations", #"{"id":"plain"}"#)
+            #expect(plain.status == 429)
+        }
+    }
+
     /// A second connection's reads come out of the bucket the first drained:
     /// fewer pass before its first 429 than the burst a bucket of its own
     /// would pass. (Not "its very first read is refused": the bucket refills

@@ -11,10 +11,8 @@ extension AccessMode {
     /// it, so `/%761/...` cannot slip past; a segment that does not decode
     /// needs a caller too.
     static func needsCaller(path: Substring) -> Bool {
-        guard path.first == "/" else { return true }
-        let first = path.dropFirst().prefix { $0 != "/" }
-        guard let decoded = QueryParameters.percentDecoded(first, plusIsSpace: false) else { return true }
-        return decoded == "v1" || decoded == "metrics"
+        guard let first = path.decodedFirstPathSegment() else { return true }
+        return first == "v1" || first == "metrics"
     }
 
     /// What authentication decided.

@@ -20,3 +20,20 @@ extension Substring {
         return pieces
     }
 }
+
+extension Substring {
+    /// The first segment of a path (between its leading `/` and the next),
+    /// percent-decoded as `Router` decodes segments; nil when the path does
+    /// not start with `/` or the segment does not decode. Whatever decides
+    /// by a path's place in the API (a caller needed, a rate charged) asks
+    /// this, not the raw bytes: `/%761/...` is routed as `/v1/...`, so a
+    /// raw-prefix check would let it past. Over UTF-8 bytes: Character-wise
+    /// `prefix(while:)` and `hasPrefix` showed in the page profile.
+    func decodedFirstPathSegment() -> String? {
+        let bytes = utf8
+        guard bytes.first == UInt8(ascii: "/") else { return nil }
+        let start = bytes.index(after: bytes.startIndex)
+        let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+        return QueryParameters.percentDecoded(self[start..<end], plusIsSpace: false)
+    }
+}

@@ -30,7 +30,9 @@ struct RequestRateLimits: Sendable {
     /// (a path outside `/v1`, a rate that is off, an admin token).
     func check(_ request: HTTPRequest, path: Substring, caller: Caller?,
                context: any RequestContext) -> TokenBucket.Decision? {
-        guard path == "/v1" || path.hasPrefix("/v1/") else { return nil }
+        // Decoded as the router decodes it: `/%761/...` is `/v1/...` and pays
+        // the same; a path whose first segment does not decode pays too.
+        guard path.decodedFirstPathSegment().map({ $0 == "v1" }) ?? true else { return nil }
         let isRead = request.method == .get || request.method == .head
         guard let limiter = isRead ? reads : writes,
               let key = ClientKey(caller: caller, context: context) else { return nil }
