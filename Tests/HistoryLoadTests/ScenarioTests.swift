@@ -100,7 +100,10 @@ struct BenchSuiteTests {
     /// inbox rows after them, their set-up made by the suite itself.
     @Test func theSuiteProducesEveryRowInRounds() throws {
         try withSeededServer { server, _ in
-            var settings = BenchSuite.Settings(endpoint: server.endpoint, duration: .milliseconds(400), clients: 2, posters: 4,
+            // Windows of 1 s: at 0.4 s a row of 2 clients on a loaded CI
+            // machine (the whole suite runs in parallel) once finished no
+            // request at all.
+            var settings = BenchSuite.Settings(endpoint: server.endpoint, duration: .seconds(1), clients: 2, posters: 4,
                                                longPolls: 20, longPollConversations: 5, idleConnections: 10,
                                                pageRounds: 2, warmup: .milliseconds(200), progress: false)
             settings.inboxLarge = 40
@@ -140,7 +143,8 @@ struct BenchSuiteTests {
             #expect(rows[16].note.contains("server peak RSS "))
             #expect(rows.allSatisfy { $0.report.passed }, "\(rows.map(\.note))")
             // Pages, jumps and appends always flow; deliveries in 0.4 s depend on the machine's load.
-            #expect([0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15].allSatisfy { rows[$0].rate > 0 })
+            let stalled = [0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15].filter { rows[$0].rate <= 0 }
+            #expect(stalled.isEmpty, "rows with no request answered: \(stalled.map { names[$0] })")
             #expect(rows[8...15].allSatisfy { $0.report.errorCount == 0 })
             let markdown = BenchSuite.markdown(rows)
             #expect(markdown.split(separator: "\n").filter { $0.hasPrefix("| ") }.count == 18)
