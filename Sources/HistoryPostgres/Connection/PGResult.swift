@@ -35,6 +35,12 @@ public final class PGResult {
         Int(String(cString: PQcmdTuples(handle))) ?? 0
     }
 
+    /// The command tag, e.g. `COMMIT`, or `ROLLBACK` for a COMMIT of a
+    /// transaction that had failed.
+    public var commandTag: String {
+        String(cString: PQcmdStatus(handle))
+    }
+
     public func columnName(_ column: Int) -> String {
         String(cString: PQfname(handle, Int32(column)))
     }

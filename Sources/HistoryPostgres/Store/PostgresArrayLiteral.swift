@@ -14,4 +14,21 @@ enum PostgresArrayLiteral {
     static func int64s(_ values: [Int64?]) -> String {
         "{" + values.map { $0.map(String.init) ?? "NULL" }.joined(separator: ",") + "}"
     }
+
+    /// Text elements quoted (so that an id such as `NULL` stays a string),
+    /// `"` and `\` escaped, nil as `NULL`: a text parameter cast to
+    /// `text[]`. For text that cannot hold U+0000 (conversation and user
+    /// ids, roles); free text goes as `bytea[]`.
+    static func texts(_ values: [String?]) -> String {
+        let elements = values.map { value -> String in
+            guard let value else { return "NULL" }
+            var quoted = "\""
+            for character in value.unicodeScalars {
+                if character == "\"" || character == "\\" { quoted.unicodeScalars.append("\\") }
+                quoted.unicodeScalars.append(character)
+            }
+            return quoted + "\""
+        }
+        return "{" + elements.joined(separator: ",") + "}"
+    }
 }

@@ -42,7 +42,7 @@ extension PostgresBatch {
             JOIN members AS m
                 ON m.conversation_seq = (SELECT c.seq FROM conversations AS c WHERE c.id = k.conversation_id)
                AND m.user_id = k.user_id
-            """, [.text(Self.quotedTextArray(conversations)), .text(Self.quotedTextArray(users))])
+            """, [.text(PostgresArrayLiteral.texts(conversations)), .text(PostgresArrayLiteral.texts(users))])
     }
 
     /// Records the roles `rolePrefetch` read, for the conversations the
@@ -63,13 +63,6 @@ extension PostgresBatch {
             guard counters[seq] != nil else { continue }
             callerRoles[CallerKey(seq: seq, user: result.string(row, 1))] = .some(MemberRole(rawValue: result.string(row, 2)))
         }
-    }
-
-    /// A text-format array literal of `values`, each element quoted (so
-    /// that an id such as `NULL` stays a string); the values must need no
-    /// escaping.
-    static func quotedTextArray(_ values: [String]) -> String {
-        "{" + values.map { "\"\($0)\"" }.joined(separator: ",") + "}"
     }
 
     /// The refusal of `access` in the locked conversation `seq`, or nil.

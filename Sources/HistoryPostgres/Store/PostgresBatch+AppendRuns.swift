@@ -212,7 +212,7 @@ extension PostgresBatch {
             JOIN messages AS m
                 ON m.conversation_seq = (SELECT c.seq FROM conversations AS c WHERE c.id = k.conversation_id)
                AND m.client_id = k.client_id
-            """, [.text(Self.quotedTextArray(conversations)), .storedTexts(clientIDs)])
+            """, [.text(PostgresArrayLiteral.texts(conversations)), .storedTexts(clientIDs)])
     }
 
     /// Records what `clientIDPrefetch` read, for the conversations the

@@ -11,31 +11,28 @@ import HistoryStore
 /// value below, on any instance. Nothing else is needed for the feed to be
 /// cursor-exact across instances; the user feed relies on the same order.
 extension PostgresBatch {
-    /// The INSERT of the batch's changes (a statement ending in `;\n`), or
-    /// "" when it made none. Literals only: numbers, kinds, and user ids and
-    /// roles of restricted alphabets, quoted all the same.
-    func changeLogInsert() -> String {
-        guard !changeLog.isEmpty else { return "" }
-        func quoted(_ values: [String?]) -> String {
-            let elements = changeLog.indices.map { index -> String in
-                guard let value = values[index] else { return "NULL" }
-                let escaped = value.split(separator: "\\", omittingEmptySubsequences: false).joined(separator: "\\\\")
-                    .split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\\\"")
-                return "\"\(escaped)\""
-            }
-            let literal = "{" + elements.joined(separator: ",") + "}"
-            return "'" + literal.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''") + "'::text[]"
-        }
-        func numbers(_ values: [Int64?]) -> String { "'\(PostgresArrayLiteral.int64s(values))'::bigint[]" }
-        return """
-            INSERT INTO change_log (activity, conversation_seq, kind, message_id, user_id, role, joined_at)
-            SELECT * FROM unnest(\(numbers(changeLog.map { storedActivity($0.activity) })),
-                                 \(numbers(changeLog.map(\.conversationSeq))),
-                                 \(numbers(changeLog.map(\.kind.rawValue)))::smallint[],
-                                 \(numbers(changeLog.map(\.messageID))),
-                                 \(quoted(changeLog.map(\.userID))), \(quoted(changeLog.map(\.role))),
-                                 \(numbers(changeLog.map(\.joinedAt))));
-
-            """
+    /// The INSERT of the batch's changes, or nil when it made none: one
+    /// statement prepared once per session, the columns as array
+    /// parameters. User ids and roles are of restricted alphabets; their
+    /// array literal quotes them all the same (`PostgresArrayLiteral`).
+    func changeLogInsert() -> PGPipelineStatement? {
+        guard !changeLog.isEmpty else { return nil }
+        return PGPipelineStatement(Self.changeLogInsertSQL, [
+            .text(PostgresArrayLiteral.int64s(changeLog.map { storedActivity($0.activity) })),
+            .text(PostgresArrayLiteral.int64s(changeLog.map(\.conversationSeq))),
+            .text(PostgresArrayLiteral.int64s(changeLog.map { Int64($0.kind.rawValue) })),
+            .text(PostgresArrayLiteral.int64s(changeLog.map(\.messageID))),
+            .text(PostgresArrayLiteral.texts(changeLog.map(\.userID))),
+            .text(PostgresArrayLiteral.texts(changeLog.map(\.role))),
+            .text(PostgresArrayLiteral.int64s(changeLog.map(\.joinedAt))),
+        ])
     }
+
+    /// `$1` to `$7`: the changes' activity values, seqs, kinds, message
+    /// ids, user ids, roles and joined times, NULL where a kind has none.
+    static let changeLogInsertSQL = """
+        INSERT INTO change_log (activity, conversation_seq, kind, message_id, user_id, role, joined_at)
+        SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::smallint[], $4::bigint[], $5::text[], $6::text[],
+                             $7::bigint[])
+        """
 }

@@ -270,8 +270,7 @@ final class PostgresBatch {
         for request in batch {
             if let target = request.target { ids.insert(target.conversation.rawValue) }
         }
-        // A `ConversationID` is only [A-Za-z0-9_-], nothing to escape.
-        let list = PostgresValue.text(Self.quotedTextArray(ids.sorted()))
+        let list = PostgresValue.text(PostgresArrayLiteral.texts(ids.sorted()))
         var statements = [PGPipelineStatement("BEGIN ISOLATION LEVEL READ COMMITTED", cached: false),
                           PGPipelineStatement(countersFirst ? Self.lockWithCounterSQL : Self.lockSQL, [list])]
         let roles = rolePrefetch(of: batch)
@@ -307,45 +306,54 @@ final class PostgresBatch {
         SELECT counter.value, locked.* FROM counter LEFT JOIN locked ON true ORDER BY locked.seq
         """
 
-    /// The end of the batch in one round trip: the touched conversations'
-    /// counters, the counter's row when a request locked it before the end
-    /// (`counterWriteBack`), the notices (`pg_notify`, delivered by
-    /// PostgreSQL at COMMIT, never after a rollback), `COMMIT`. Literals
-    /// again: numbers, and payloads of digits, ids and separators (a
-    /// quote is doubled all the same).
+    /// The end of the batch in one round trip: one pipeline
+    /// (PGConnection+Pipeline) of the touched conversations' counters, the
+    /// counter's row when a request locked it before the end
+    /// (`counterWriteBack`), the change log (PostgresBatch+ChangeLog), the
+    /// notices (`pg_notify`, delivered by PostgreSQL at COMMIT, never after a
+    /// rollback), `COMMIT`. Each statement is prepared once per session with
+    /// its values as parameters: as one string of literals, the end was
+    /// parsed and planned again at every batch, about 150 µs of
+    /// PostgreSQL's CPU a batch (docs/performance.md, "Appends on
+    /// PostgreSQL planned once").
     private func finish(notices: [ChangeNotice]) throws(PostgresError) {
-        var sql = ""
+        var statements: [PGPipelineStatement] = []
         if !touched.isEmpty {
             let rows = touched.sorted().compactMap { counters[$0] }
-            func array(_ values: [Int64?]) -> String { "'\(PostgresArrayLiteral.int64s(values))'::bigint[]" }
-            sql += """
-                UPDATE conversations AS c
-                SET message_count = c.message_count + u.appended, oldest_id = coalesce(c.oldest_id, u.first_id),
-                    newest_id = coalesce(u.last_id, c.newest_id), version = u.version, activity = u.activity
-                FROM unnest(\(array(rows.map(\.seq))), \(array(rows.map(\.appended))), \(array(rows.map(\.firstAppendedID))),
-                            \(array(rows.map(\.lastAppendedID))), \(array(rows.map(\.version))),
-                            \(array(rows.map { $0.activityPlace.map(storedActivity) ?? $0.activity })))
-                     AS u(seq, appended, first_id, last_id, version, activity)
-                WHERE c.seq = u.seq;
-
-                """
+            func array(_ values: [Int64?]) -> PostgresValue { .text(PostgresArrayLiteral.int64s(values)) }
+            statements.append(PGPipelineStatement(Self.countersWriteBackSQL, [
+                array(rows.map(\.seq)), array(rows.map(\.appended)), array(rows.map(\.firstAppendedID)),
+                array(rows.map(\.lastAppendedID)), array(rows.map(\.version)),
+                array(rows.map { $0.activityPlace.map(storedActivity) ?? $0.activity }),
+            ]))
         }
         if let value = counterWriteBack {
-            sql += "UPDATE activity_counter SET value = \(value) WHERE id = 1;\n"
+            statements.append(PGPipelineStatement("UPDATE activity_counter SET value = $1 WHERE id = 1", [.int64(value)]))
         }
-        sql += changeLogInsert()
+        if let changes = changeLogInsert() { statements.append(changes) }
         for payload in ChangeNotice.payloads(notices) {
-            let literal = payload.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''")
-            sql += "SELECT pg_notify('\(ChangeNotice.channel)', '\(literal)');\n"
+            statements.append(PGPipelineStatement("SELECT pg_notify($1, $2)", [.text(ChangeNotice.channel), .text(payload)]))
         }
-        sql += "COMMIT"
-        try connection.execute(sql: sql)
-        // A multi-statement string runs what precedes a failure and skips
-        // the rest: a COMMIT that was skipped left the transaction aborted.
-        guard connection.transactionStatus == .idle else {
+        statements.append(PGPipelineStatement("COMMIT", cached: false))
+        let results = try connection.pipeline(statements)
+        // The pipeline throws its first failure. A COMMIT that meets a
+        // transaction failed before it answers ROLLBACK, without an error.
+        guard results.last?.commandTag == "COMMIT", connection.transactionStatus == .idle else {
             throw PostgresError(kind: .other, message: "the batch's transaction did not commit")
         }
     }
+
+    /// `$1` to `$6`: the touched conversations' seqs, and for each how many
+    /// messages the batch appended, the first and last appended ids (NULL
+    /// for none), the new version and the new activity value.
+    static let countersWriteBackSQL = """
+        UPDATE conversations AS c
+        SET message_count = c.message_count + u.appended, oldest_id = coalesce(c.oldest_id, u.first_id),
+            newest_id = coalesce(u.last_id, c.newest_id), version = u.version, activity = u.activity
+        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
+             AS u(seq, appended, first_id, last_id, version, activity)
+        WHERE c.seq = u.seq
+        """
 
     /// Records a locked conversation row (`conversationColumns` from column `first`).
     private func remember(_ result: PGResult, row: Int, from first: Int = 0) {

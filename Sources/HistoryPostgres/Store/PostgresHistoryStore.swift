@@ -135,9 +135,14 @@ final class PostgresBackend: StoreEngine {
         typing.relay(to: typingRelay.send)
         let origin = typingRelay.origin
         // The writer's sessions are its own, so reads never wait behind a
-        // batch and a batch never waits behind reads.
+        // batch and a batch never waits behind reads. Generic plans, as the
+        // readers': left to itself PostgreSQL planned a run of appends
+        // afresh at every batch (its generic estimate counts 1,000 rows in
+        // `generate_series(1, $1)`), about 300 µs a batch
+        // (docs/performance.md, "Appends on PostgreSQL planned once").
         let writerPool = PostgresConnectionPool(uri: configuration.uri, maximumConnections: 2,
-                                                applicationName: configuration.applicationName + " writer")
+                                                applicationName: configuration.applicationName + " writer",
+                                                sessionOptions: "-c plan_cache_mode=force_generic_plan")
         let onBatchCommitted = configuration.onBatchCommitted
         let writer = PostgresWriter(pool: writerPool, maximumBatchSize: configuration.maximumBatchSize) { commit in
             Self.publish(commit.notices, to: waiters, typing, origin: origin)

@@ -51,8 +51,8 @@ enum PostgresTypingAccess {
         let statement = try connection.cachedStatement(sql: sql)
         // Conversation ids are [A-Za-z0-9_-] and user ids [A-Za-z0-9_.@-]:
         // nothing to escape in a quoted element.
-        let conversations = PostgresBatch.quotedTextArray(calls.map(\.conversation.rawValue))
-        let users = PostgresBatch.quotedTextArray(calls.map { $0.access.user?.rawValue ?? "" })
+        let conversations = PostgresArrayLiteral.texts(calls.map(\.conversation.rawValue))
+        let users = PostgresArrayLiteral.texts(calls.map { $0.access.user?.rawValue ?? "" })
         let result = try connection.execute(statement, [.text(conversations), .text(users)])
         guard result.rowCount == calls.count else {
             throw PostgresError(kind: .client, message: "typing access: \(result.rowCount) rows for \(calls.count) calls")
