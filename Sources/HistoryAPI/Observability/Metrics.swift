@@ -1,13 +1,18 @@
+import Glibc
 import HTTPCore
 import Synchronization
 
 /// The server's counters, rendered in the Prometheus text format 0.0.4
 /// for `GET /metrics`.
 ///
-/// Recording is on the hot path (every response), so everything lives
-/// behind one `Mutex` taken once per response for one dictionary lookup by
-/// route (a bounded set of labels: routes are patterns, never paths);
-/// rendering copies the state under the lock and formats outside it.
+/// Recording is on the hot path (every response): the per-route counts
+/// live in 16 shards, each behind its own `Mutex`, and a worker thread
+/// records into the shard its thread picks, one dictionary lookup by route
+/// (a bounded set of labels: routes are patterns, never paths). With one
+/// lock for every response, the worker threads queued on it (1.6% of the
+/// server's CPU samples in `_lockSlow` on PostgreSQL, docs/performance.md,
+/// "The Date line without a lock"). Rendering copies each shard under its
+/// lock, adds them up and formats outside the locks.
 ///
 /// Families:
 /// - `history_http_requests_total{route,method,status}` counter
@@ -40,7 +45,6 @@ public final class Metrics: Sendable {
     }
 
     private struct State: Sendable {
-        var routes: [String: RouteStats] = [:]
         var batches = Histogram(upperBounds: Metrics.batchBuckets)
         var openConnections = 0
         var denied: [DeniedKey: Int] = [:]
@@ -51,7 +55,13 @@ public final class Metrics: Sendable {
         var code: String
     }
 
+    private final class RouteShard: Sendable {
+        let routes = Mutex<[String: RouteStats]>([:])
+    }
+
     private let state = Mutex(State())
+    private static let shardCount = 16
+    private let shards = (0..<Metrics.shardCount).map { _ in RouteShard() }
 
     public init() {}
 
@@ -60,9 +70,26 @@ public final class Metrics: Sendable {
         let route = exchange.route ?? Self.httpLayerRoute
         let key = StatusKey(method: Self.methodLabel(exchange.method), status: exchange.status)
         let seconds = Double(exchange.microseconds) / 1_000_000
-        state.withLock { state in
-            state.routes[route, default: RouteStats()].record(key, seconds: seconds)
+        shards[Self.threadShard()].routes.withLock { routes in
+            routes[route, default: RouteStats()].record(key, seconds: seconds)
         }
+    }
+
+    /// The calling thread's shard: its id spread by a multiplicative hash
+    /// (Fibonacci hashing), the top 4 bits.
+    private static func threadShard() -> Int {
+        let thread = UInt64(truncatingIfNeeded: UInt(bitPattern: Int(truncatingIfNeeded: pthread_self())))
+        return Int(truncatingIfNeeded: (thread &* 0x9E37_79B9_7F4A_7C15) >> 60)
+    }
+
+    /// Every shard's counts added up.
+    private func routeTotals() -> [String: RouteStats] {
+        var totals: [String: RouteStats] = [:]
+        for shard in shards {
+            let routes = shard.routes.withLock { $0 }
+            totals.merge(routes) { total, more in total.adding(more) }
+        }
+        return totals
     }
 
     /// One group commit of `size` appends (`SQLiteStoreConfiguration.onBatchCommitted`).
@@ -83,13 +110,14 @@ public final class Metrics: Sendable {
     /// The text exposition; `parkedLongPolls` is read from the store at scrape time.
     public func render(parkedLongPolls: Int, readPoolQueued: Int = 0) -> [UInt8] {
         let snapshot = state.withLock { $0 }
+        let routes = routeTotals()
         var text = ""
-        text.reserveCapacity(4096 + snapshot.routes.count * 2048)
+        text.reserveCapacity(4096 + routes.count * 2048)
 
         text += "# HELP history_http_requests_total HTTP requests answered, by route, method and status.\n"
         text += "# TYPE history_http_requests_total counter\n"
-        for route in snapshot.routes.keys.sorted() {
-            let stats = snapshot.routes[route]!
+        for route in routes.keys.sorted() {
+            let stats = routes[route]!
             for (key, count) in stats.counts.sorted(by: { ($0.key.method, $0.key.status) < ($1.key.method, $1.key.status) }) {
                 text += "history_http_requests_total{route=\"\(Self.escape(route))\",method=\"\(Self.escape(key.method))\",status=\"\(key.status)\"} \(count)\n"
             }
@@ -97,8 +125,8 @@ public final class Metrics: Sendable {
 
         text += "# HELP history_http_request_duration_seconds From a request's first byte to its answer's last, by route.\n"
         text += "# TYPE history_http_request_duration_seconds histogram\n"
-        for route in snapshot.routes.keys.sorted() {
-            snapshot.routes[route]!.latency.render(name: "history_http_request_duration_seconds",
+        for route in routes.keys.sorted() {
+            routes[route]!.latency.render(name: "history_http_request_duration_seconds",
                                                    labels: "route=\"\(Self.escape(route))\"", into: &text)
         }
 
@@ -174,6 +202,14 @@ extension Metrics {
             }
         }
 
+        func adding(_ other: Histogram) -> Histogram {
+            var total = self
+            total.counts = zip(counts, other.counts).map { $0 + $1 }
+            total.sum += other.sum
+            total.count += other.count
+            return total
+        }
+
         func render(name: String, labels: String?, into text: inout String) {
             let prefix = labels.map { "\($0)," } ?? ""
             var cumulative = 0
@@ -193,5 +229,9 @@ extension Metrics.RouteStats {
     fileprivate mutating func record(_ key: Metrics.StatusKey, seconds: Double) {
         counts[key, default: 0] += 1
         latency.observe(seconds)
+    }
+
+    fileprivate func adding(_ other: Metrics.RouteStats) -> Metrics.RouteStats {
+        Metrics.RouteStats(counts: counts.merging(other.counts, uniquingKeysWith: +), latency: latency.adding(other.latency))
     }
 }
