@@ -31,7 +31,9 @@ enum HTTPDate {
                          word3.load(ordering: .relaxed), word4.load(ordering: .relaxed))
             atomicMemoryFence(ordering: .acquiring)
             if stamp.load(ordering: .relaxed) == seen {
-                withUnsafeBytes(of: &words) { output.append(contentsOf: $0.prefix(lineLength)) }
+                withUnsafeBytes(of: &words) { raw in
+                    raw.withMemoryRebound(to: UInt8.self) { output.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<lineLength])) }
+                }
                 return
             }
         }
