@@ -97,12 +97,25 @@ enum PostgresRows {
     /// The result's rows that hold a message (column `column` not null),
     /// ordered by the integer in that column: the order pages and feeds
     /// hand out, set here rather than trusted to a plan's output order.
+    /// A plan hands them out ascending or descending (a `before` page
+    /// walks the index backwards): those two are recognised in one pass,
+    /// and only another order is sorted.
     static func rowsOrdered(_ result: PGResult, by column: Int) -> [Int] {
-        (0..<result.rowCount)
-            .filter { !result.isNull($0, column) }
-            .map { (row: $0, key: result.int64($0, column)) }
-            .sorted { $0.key < $1.key }
-            .map(\.row)
+        var keyed: [(row: Int, key: Int64)] = []
+        keyed.reserveCapacity(result.rowCount)
+        var ascending = true
+        var descending = true
+        for row in 0..<result.rowCount where !result.isNull(row, column) {
+            let key = result.int64(row, column)
+            if let last = keyed.last?.key {
+                ascending = ascending && last < key
+                descending = descending && last > key
+            }
+            keyed.append((row, key))
+        }
+        if ascending { return keyed.map(\.row) }
+        if descending { return keyed.reversed().map(\.row) }
+        return keyed.sorted { $0.key < $1.key }.map(\.row)
     }
 
     /// A member row's columns start at `column`: user_id, role, joined_at.
