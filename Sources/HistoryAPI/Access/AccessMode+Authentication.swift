@@ -9,9 +9,9 @@ extension AccessMode {
     /// 404 for everyone, and nothing behind them exists to protect). The
     /// first segment is compared percent-decoded, as the router compares
     /// it, so `/%761/...` cannot slip past; a segment that does not decode
-    /// needs a caller too.
-    static func needsCaller(path: Substring) -> Bool {
-        guard let first = path.decodedFirstPathSegment() else { return true }
+    /// needs a caller too. `firstSegment`: `Passage.firstSegment`.
+    static func needsCaller(firstSegment: String?) -> Bool {
+        guard let first = firstSegment else { return true }
         return first == "v1" || first == "metrics"
     }
 

@@ -14,7 +14,7 @@ struct AuthenticationGate: RequestGate {
     let logger: Logger
 
     func admit(_ passage: inout Passage) -> HTTPResponse? {
-        guard AccessMode.needsCaller(path: passage.path) else { return nil }
+        guard AccessMode.needsCaller(firstSegment: passage.firstSegment) else { return nil }
         let context = passage.context
         // Only a request that is charged needs its client's key (and
         // non-escaping closures cost no allocation on the usual path).

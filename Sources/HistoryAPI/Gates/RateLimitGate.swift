@@ -10,7 +10,7 @@ struct RateLimitGate: RequestGate {
     let metrics: Metrics
 
     func admit(_ passage: inout Passage) -> HTTPResponse? {
-        guard let decision = rateLimits.check(passage.request, path: passage.path, caller: passage.caller,
+        guard let decision = rateLimits.check(passage.request, firstSegment: passage.firstSegment, caller: passage.caller,
                                               context: passage.context) else { return nil }
         passage.marks.rateLimit = decision
         guard decision.allowed else {

@@ -13,11 +13,17 @@ struct Passage {
     /// Who authentication found; nil before it, and on paths that need nobody.
     var caller: Caller?
     var marks = AnswerMarks()
+    /// The path's first segment percent-decoded as the router decodes it
+    /// (`Substring.decodedFirstPathSegment`), nil when it does not decode:
+    /// what the gates decide a path's place in the API by (a caller
+    /// needed, a rate charged), decoded once for all of them.
+    let firstSegment: String?
 
     init(request: HTTPRequest, context: any RequestContext, route: RouteMatch) {
         self.request = request
         self.context = context
         self.route = route
+        firstSegment = request.path.decodedFirstPathSegment()
     }
 
     /// The request's path: the parser already reduced an absolute-form

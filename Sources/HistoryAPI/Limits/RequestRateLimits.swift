@@ -28,11 +28,12 @@ struct RequestRateLimits: Sendable {
 
     /// The decision for `request`, or nil when no limit applies to it
     /// (a path outside `/v1`, a rate that is off, an admin token).
-    func check(_ request: HTTPRequest, path: Substring, caller: Caller?,
+    /// `firstSegment` is the path's first segment decoded as the router
+    /// decodes it (`Passage.firstSegment`): `/%761/...` is `/v1/...` and
+    /// pays the same; a path whose first segment does not decode (nil) pays too.
+    func check(_ request: HTTPRequest, firstSegment: String?, caller: Caller?,
                context: any RequestContext) -> TokenBucket.Decision? {
-        // Decoded as the router decodes it: `/%761/...` is `/v1/...` and pays
-        // the same; a path whose first segment does not decode pays too.
-        guard path.decodedFirstPathSegment().map({ $0 == "v1" }) ?? true else { return nil }
+        guard firstSegment.map({ $0 == "v1" }) ?? true else { return nil }
         let isRead = request.method == .get || request.method == .head
         guard let limiter = isRead ? reads : writes,
               let key = ClientKey(caller: caller, context: context) else { return nil }
