@@ -35,6 +35,11 @@ public enum ChangeNotice: Hashable, Sendable {
     /// The channel every instance listens on.
     public static let channel = "history_changes"
 
+    /// Sends a payload (`$2`) on the channel (`$1`); PostgreSQL delivers
+    /// it at COMMIT, never after a rollback. Every writer sends its notices
+    /// with this one statement.
+    static let notifySQL = "SELECT pg_notify($1, $2)"
+
     /// PostgreSQL refuses payloads of 8,000 bytes or more.
     public static let maximumPayloadBytes = 7_900
 

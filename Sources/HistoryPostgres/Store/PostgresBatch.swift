@@ -332,7 +332,7 @@ final class PostgresBatch {
         }
         if let changes = changeLogInsert() { statements.append(changes) }
         for payload in ChangeNotice.payloads(notices) {
-            statements.append(PGPipelineStatement("SELECT pg_notify($1, $2)", [.text(ChangeNotice.channel), .text(payload)]))
+            statements.append(PGPipelineStatement(ChangeNotice.notifySQL, [.text(ChangeNotice.channel), .text(payload)]))
         }
         statements.append(PGPipelineStatement("COMMIT", cached: false))
         let results = try connection.pipeline(statements)

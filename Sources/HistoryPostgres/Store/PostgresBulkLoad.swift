@@ -125,7 +125,7 @@ struct PostgresBulkLoad {
             .conversation(conversation, version: after, changedIDs: ChangedMessageIDs(taken).ranges),
             .inbox(activity: activity, conversations: [seq], users: []),
         ]
-        let notify = try connection.cachedStatement(sql: "SELECT pg_notify($1, $2)")
+        let notify = try connection.cachedStatement(sql: ChangeNotice.notifySQL)
         for payload in ChangeNotice.payloads(notices) {
             try connection.execute(notify, [.text(ChangeNotice.channel), .text(payload)])
         }

@@ -146,7 +146,7 @@ package final class PostgresCopyLoad {
                 .inbox(activity: activity, conversations: [loading.seq], users: []),
             ]
             for payload in ChangeNotice.payloads(notices) {
-                try connection.query("SELECT pg_notify($1, $2)", [.text(ChangeNotice.channel), .text(payload)])
+                try connection.query(ChangeNotice.notifySQL, [.text(ChangeNotice.channel), .text(payload)])
             }
             try connection.execute(sql: "COMMIT")
             current = nil

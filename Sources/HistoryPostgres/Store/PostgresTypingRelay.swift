@@ -173,7 +173,7 @@ final class PostgresTypingRelay: Sendable {
         let payloads = ChangeNotice.payloads(changes.map { .typing($0, origin: origin) })
         do {
             try pool.withConnection { connection throws(PostgresError) in
-                let notify = try connection.cachedStatement(sql: "SELECT pg_notify($1, $2)")
+                let notify = try connection.cachedStatement(sql: ChangeNotice.notifySQL)
                 for payload in payloads {
                     _ = try connection.execute(notify, [.text(ChangeNotice.channel), .text(payload)])
                 }
