@@ -40,6 +40,7 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
     private let longPolls: LongPollRegistry
     private let readPool: ReadPool
     private let webViewer: WebViewer?
+    private let membershipRecheck: MembershipRecheck
 
     /// `readThreads`: the threads of the read pool, as many as the store
     /// has reader connections (`SQLiteStoreConfiguration.readerCount`).
@@ -50,10 +51,15 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         let longPolls = LongPollRegistry(maximumPerClient: limits.maximumParkedPollsPerClient)
         let readPool = ReadPool(threads: readThreads)
         // Removals through other instances reach their parked polls here.
-        store.observeUserChanges { [weak longPolls, weak readPool] users in
-            guard let longPolls, let readPool else { return }
-            longPolls.recheckMemberships(of: users, on: readPool)
+        // The store may outlive this responder, so it holds the pair
+        // weakly, through an object of its own: a weak reference to the
+        // read pool itself would give the pool a side table, and every
+        // page's retain of it would take the slow path.
+        let membershipRecheck = MembershipRecheck(longPolls: longPolls, readPool: readPool)
+        store.observeUserChanges { [weak membershipRecheck] users in
+            membershipRecheck?.run(users)
         }
+        self.membershipRecheck = membershipRecheck
         let environment = RouteEnvironment(store: store, logger: logger, metrics: metrics, longPolls: longPolls,
                                            limits: limits, feeds: feeds, readPool: readPool)
         var router = Router(readPool: readPool, failures: StoreFailures(logger: logger, metrics: metrics))
@@ -135,5 +141,21 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
     /// HTTP server stopped, before the store closes. Later work runs inline.
     public func stopReadPool() {
         readPool.stop()
+    }
+}
+
+/// The parked polls to check again when other instances change users'
+/// memberships (`HistoryStore.observeUserChanges`).
+private final class MembershipRecheck: Sendable {
+    let longPolls: LongPollRegistry
+    let readPool: ReadPool
+
+    init(longPolls: LongPollRegistry, readPool: ReadPool) {
+        self.longPolls = longPolls
+        self.readPool = readPool
+    }
+
+    func run(_ users: Set<UserID>?) {
+        longPolls.recheckMemberships(of: users, on: readPool)
     }
 }

@@ -7,11 +7,18 @@ import HistoryAccess
 /// A failure is charged to the client address's read bucket before any
 /// signature check, and past its rate answered 429 instead; the charge's
 /// `RateLimit-*` headers go out with the refusal (`RateLimitGate.decorate`).
-struct AuthenticationGate: RequestGate {
+final class AuthenticationGate: RequestGate {
     let access: AccessMode
     let rateLimits: RequestRateLimits
     let metrics: Metrics
     let logger: Logger
+
+    init(access: AccessMode, rateLimits: RequestRateLimits, metrics: Metrics, logger: Logger) {
+        self.access = access
+        self.rateLimits = rateLimits
+        self.metrics = metrics
+        self.logger = logger
+    }
 
     func admit(_ passage: inout Passage) -> HTTPResponse? {
         guard AccessMode.needsCaller(firstSegment: passage.firstSegment) else { return nil }

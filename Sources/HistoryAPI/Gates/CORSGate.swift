@@ -5,10 +5,15 @@ import HTTPCore
 /// preflights (`OPTIONS`, which carry no token by design) are answered
 /// here, 204 or 404 for a path no route takes; every answer varies by
 /// `Origin`.
-struct CORSGate: RequestGate {
+final class CORSGate: RequestGate {
     let browser: BrowserSafety
     /// For the methods a preflighted path takes.
     let router: Router
+
+    init(browser: BrowserSafety, router: Router) {
+        self.browser = browser
+        self.router = router
+    }
 
     func admit(_ passage: inout Passage) -> HTTPResponse? {
         guard let origin = browser.listedOrigin(of: passage.request) else {

@@ -2,8 +2,12 @@ import HTTPCore
 
 /// The `Host` allow-list of a loopback bind (`BrowserSafety.hostError`):
 /// 421 `misdirected_request` for a name this server is not.
-struct HostGate: RequestGate {
+final class HostGate: RequestGate {
     let browser: BrowserSafety
+
+    init(browser: BrowserSafety) {
+        self.browser = browser
+    }
 
     func admit(_ passage: inout Passage) -> HTTPResponse? {
         browser.hostError(passage.request).map(passage.refusal)

@@ -3,9 +3,14 @@ import HTTPCore
 /// Proxy headers (`ClientAddressing`): refused in open mode (403), believed
 /// from a trusted proxy, whose forwarded client then stands for the peer
 /// in every later gate and route, and in the access log.
-struct ProxyGate: RequestGate {
+final class ProxyGate: RequestGate {
     let clients: ClientAddressing
     let metrics: Metrics
+
+    init(clients: ClientAddressing, metrics: Metrics) {
+        self.clients = clients
+        self.metrics = metrics
+    }
 
     func admit(_ passage: inout Passage) -> HTTPResponse? {
         if clients.refusesForwardedRequests && ClientAddressing.isForwarded(passage.request) {

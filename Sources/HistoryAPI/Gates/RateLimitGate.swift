@@ -5,9 +5,14 @@ import HistoryAccess
 /// authentication, so it counts per token `sub`, and before any store
 /// work; 429 `rate_limited` past it. Every answer of a charged request
 /// carries the bucket's `RateLimit-*` headers, whichever gate charged it.
-struct RateLimitGate: RequestGate {
+final class RateLimitGate: RequestGate {
     let rateLimits: RequestRateLimits
     let metrics: Metrics
+
+    init(rateLimits: RequestRateLimits, metrics: Metrics) {
+        self.rateLimits = rateLimits
+        self.metrics = metrics
+    }
 
     func admit(_ passage: inout Passage) -> HTTPResponse? {
         guard let decision = rateLimits.check(passage.request, firstSegment: passage.firstSegment, caller: passage.caller,
