@@ -11,10 +11,38 @@ import Synchronization
 ///   thread, as a route doing a synchronous read does;
 /// - `/big?n=N`: N bytes of body;
 /// - `/hold`: answers only when its `onClose` handler runs, and counts those runs;
+/// - `/deferred`: answers when the test calls `releaseDeferred()`, all at once
+///   from the test's thread (a burst of answers that come from elsewhere);
+/// - `/blocking`: blocks its thread as a read does (`whileBlockingAllowed`)
+///   until the test calls `openBlocking()`; 503 when no thread may block;
 /// - anything else: `METHOD target` as the body.
 final class TestResponder: HTTPResponder {
     let closeHandlersRun = Mutex(0)
     let handled = Mutex(0)
+    private let deferred = Mutex<[@Sendable (HTTPResponse) -> Void]>([])
+    private let blockingGate = DispatchSemaphore(value: 0)
+    let blockedCount = Atomic(0)
+    /// `/busy` handlers running now.
+    let busyNow = Atomic(0)
+
+    /// How many `/deferred` requests wait for `releaseDeferred()`.
+    var deferredCount: Int { deferred.withLock { $0.count } }
+
+    /// Answers every waiting `/deferred` request, in arrival order.
+    func releaseDeferred() {
+        let waiting = deferred.withLock { waiting in
+            defer { waiting = [] }
+            return waiting
+        }
+        for (index, respond) in waiting.enumerated() {
+            respond(HTTPResponse(status: .ok, body: Array("deferred \(index)".utf8), route: "deferred"))
+        }
+    }
+
+    /// Lets every `/blocking` request that blocks now, or will, go on.
+    func openBlocking() {
+        for _ in 0..<64 { blockingGate.signal() }
+    }
 
     func handle(_ request: HTTPRequest, context: any RequestContext,
                 respond: @escaping @Sendable (HTTPResponse) -> Void) -> HTTPResponderResult {
@@ -31,7 +59,9 @@ final class TestResponder: HTTPResponder {
             return .later
         case "/busy":
             let milliseconds = Int(request.query?.split(separator: "=").last ?? "5") ?? 5
+            busyNow.add(1, ordering: .relaxed)
             Thread.sleep(forTimeInterval: Double(milliseconds) / 1000)
+            busyNow.subtract(1, ordering: .relaxed)
             return .response(HTTPResponse(status: .ok, body: Array("busy \(milliseconds)".utf8), route: "busy"))
         case "/big":
             let count = Int(request.query?.split(separator: "=").last ?? "0") ?? 0
@@ -43,6 +73,18 @@ final class TestResponder: HTTPResponder {
                 respond(HTTPResponse(status: .ok, body: Array("released".utf8), route: "hold"))
             }
             return .later
+        case "/deferred":
+            deferred.withLock { $0.append(respond) }
+            return .later
+        case "/blocking":
+            let blocked: Void? = context.whileBlockingAllowed {
+                blockedCount.add(1, ordering: .relaxed)
+                blockingGate.wait()
+            }
+            guard blocked != nil else {
+                return .response(HTTPResponse(status: .serviceUnavailable, body: Array("no thread may block".utf8), route: "blocking"))
+            }
+            return .response(HTTPResponse(status: .ok, body: Array("unblocked".utf8), route: "blocking"))
         default:
             return .response(HTTPResponse(status: .ok, body: Array("\(request.method) \(request.target)".utf8), route: "default"))
         }
@@ -95,11 +137,13 @@ struct LoopbackServer {
 func withLoopbackServer<R>(limits: HTTPLimits = HTTPLimits(), maximumConnections: Int = 10_000,
                            host: String = "127.0.0.1",
                            threadCount: Int = HTTPServerConfiguration.processorCount + 4,
+                           blockingThreadLimit: Int? = nil,
                            _ body: (LoopbackServer) throws -> R) throws -> R {
     let responder = TestResponder()
     let observer = RecordingObserver()
     let configuration = HTTPServerConfiguration(host: host, port: 0, maximumConnections: maximumConnections,
-                                                limits: limits, threadCount: threadCount)
+                                                limits: limits, threadCount: threadCount,
+                                                blockingThreadLimit: blockingThreadLimit)
     let server = HTTPServer(configuration: configuration, responder: responder, observer: observer)
     try server.start()
     defer { shutdownAndWait(server, grace: .milliseconds(100)) }

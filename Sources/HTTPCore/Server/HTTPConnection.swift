@@ -98,8 +98,12 @@ final class HTTPConnection: @unchecked Sendable {
             guard !isClosed else { return }
             token = workers.attach(self)
             let timer = DispatchSource.makeTimerSource(queue: .global())
-            timer.setEventHandler { [weak self] in
-                guard let self else { return }
+            // A strong reference, on purpose: the server's table holds the
+            // connection until `close`, which cancels the timer, and a
+            // cancelled source lets go of its handler. A weak one would give
+            // the connection a side table, and the retains and releases of
+            // every request would all take the slow path.
+            timer.setEventHandler { [self] in
                 schedule { [self] in timerFired() }
             }
             self.timer = timer
@@ -244,6 +248,13 @@ final class HTTPConnection: @unchecked Sendable {
                                                               target: head.request.target)
                 execute(machine.headReceived(line, now: now, expectsContinue: head.expectsContinue), now: now)
             case .complete(let head):
+                // An answer already queued goes out before the next
+                // pipelined request runs: that one may block in a read, and
+                // its client has waited for the earlier answer long enough.
+                if outputOffset < output.count {
+                    flush(now: now)
+                    guard !isClosed else { return }
+                }
                 dispatch(head, now: now)
             }
         }
