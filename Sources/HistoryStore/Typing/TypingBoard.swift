@@ -208,30 +208,40 @@ package final class TypingBoard: Sendable {
 
     /// Removes expired typers (a change of their conversations' lists) and
     /// callers whose quiet period is over.
+    ///
+    /// Only what changes is written: the sweep runs four times a second
+    /// under the board's lock, and rewriting every entry copied each
+    /// conversation's table (and, written back while iterated, the board's)
+    /// at every sweep, a thousand entries at 1,000 typers.
     package func sweep(now: ContinuousClock.Instant = .now) {
         state.withLock { state in
             guard state.entryCount > 0 else { return }
             var changed: [ConversationID] = []
+            var rewritten: [(ConversationID, [UserID: Entry])] = []
             let quiet = state.timing.quietPeriod
             for (conversation, users) in state.entries {
                 var kept = users
                 var listChanged = false
+                var written = false
                 for (user, entry) in users {
-                    var entry = entry
-                    if let until = entry.typingUntil, until <= now {
-                        entry.typingUntil = nil
-                        listChanged = true
-                    }
+                    let expired = entry.typingUntil.map { $0 <= now } ?? false
+                    let typing = expired ? nil : entry.typingUntil
                     let quietOver = entry.lastAccepted.map { now - $0 >= quiet } ?? true
-                    if entry.typingUntil == nil && quietOver {
+                    if typing == nil && quietOver {
                         kept[user] = nil
-                    } else {
-                        kept[user] = entry
+                        written = true
+                    } else if expired {
+                        kept[user] = Entry(typingUntil: nil, lastAccepted: entry.lastAccepted)
+                        written = true
                     }
+                    listChanged = listChanged || expired
                 }
-                state.entryCount -= users.count - kept.count
-                state.entries[conversation] = kept.isEmpty ? nil : kept
+                if written { rewritten.append((conversation, kept)) }
                 if listChanged { changed.append(conversation) }
+            }
+            for (conversation, kept) in rewritten {
+                state.entryCount -= (state.entries[conversation]?.count ?? 0) - kept.count
+                state.entries[conversation] = kept.isEmpty ? nil : kept
             }
             for conversation in changed { deliver(Self.notification(for: conversation, in: state, now: now)) }
         }
