@@ -59,13 +59,21 @@ public final class ServerProcess: Sendable {
         self.process = process
         let output = output
         // Drain both pipes for the whole life of the process, so the access
-        // log can never fill a pipe and stall the server.
+        // log can never fill a pipe and stall the server. At the end of a
+        // pipe the handler removes itself: its Dispatch source then stops
+        // watching the descriptor while the handle still holds it open.
+        // Left on, the source fired at the end of input for as long as the
+        // handle lived, and the handle closed the descriptor under it when
+        // released (a crash in Dispatch's event loop, once, in a CI
+        // rehearsal: the descriptor's number taken by another socket).
         stdout.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }
             output.bytes.withLock { $0.stdout += data }
         }
         stderr.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }
             output.bytes.withLock { $0.stderr += data }
         }
         try process.runSerialized()
