@@ -152,12 +152,18 @@ final class ConnectionWorkers: @unchecked Sendable {
 
     /// Queues a connection whose mailbox got work while no thread ran it.
     func makeReady(_ connection: HTTPConnection) {
+        addReady { $0.connections.append(connection) }
+    }
+
+    /// Adds to the ready queue under its lock (nothing once stopped) and
+    /// signals a thread unless one was signalled and has not taken it yet.
+    private func addReady(_ add: (inout Ready) -> Void) {
         readyLock.lock()
         guard !stopped.load(ordering: .relaxed) else {
             readyLock.unlock()
             return
         }
-        ready.connections.append(connection)
+        add(&ready)
         let signal = !ready.signalled
         ready.signalled = true
         readyLock.unlock()
@@ -208,16 +214,7 @@ final class ConnectionWorkers: @unchecked Sendable {
     /// were first in line) and signals a thread to take them.
     private func requeue(_ connections: ArraySlice<HTTPConnection>) {
         guard !connections.isEmpty else { return }
-        readyLock.lock()
-        guard !stopped.load(ordering: .relaxed) else {
-            readyLock.unlock()
-            return
-        }
-        ready.connections.replaceSubrange(ready.head..<ready.head, with: connections)
-        let signal = !ready.signalled
-        ready.signalled = true
-        readyLock.unlock()
-        if signal { _ = csystem_eventfd_signal(wakeUp) }
+        addReady { $0.connections.replaceSubrange($0.head..<$0.head, with: connections) }
     }
 
     // MARK: - Blocking
