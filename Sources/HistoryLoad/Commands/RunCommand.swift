@@ -115,7 +115,7 @@ struct RunCommand: ParsableCommand {
         if scenario == .typing {
             let comparison = try TypingComparison.execute(plan, databasePID: databasePid)
             print(comparison.text)
-            if let json { try comparison.withTypers.writeJSON(to: json) }
+            if let json { try comparison.report.writeJSON(to: json) }
             if !comparison.passed { throw ExitCode(1) }
             return
         }

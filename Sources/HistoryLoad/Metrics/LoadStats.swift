@@ -39,6 +39,20 @@ final class LoadStats: Sendable {
         return (merged.totalCount, merged.totalCount > 0 ? merged.valueAtPercentile(99) : 0, errors)
     }
 
+    /// Requests recorded so far of the kinds `include` takes, summed over
+    /// the shards without merging their histograms (sampled during a run).
+    func count(of include: (RequestKind) -> Bool) -> UInt64 {
+        var total: UInt64 = 0
+        for shard in shards {
+            shard.state.withLock { state in
+                for kind in RequestKind.allCases where include(kind) {
+                    total += state.total[kind.rawValue]?.totalCount ?? 0
+                }
+            }
+        }
+        return total
+    }
+
     /// Everything recorded so far, merged over the shards.
     func snapshot() -> StatsSnapshot {
         var snapshot = StatsSnapshot()

@@ -24,8 +24,8 @@ enum Scenario: String, ExpressibleByArgument, CaseIterable, Sendable {
     /// its `ETag` (`If-None-Match`): the 304 share, pages/s and p99 of
     /// revalidation; with `--writers`, posters change some meanwhile.
     case revalidate
-    /// Deep readers alone, then beside `--writers` typers (default 1,000):
-    /// the page rate with and without typing (`TypingComparison`).
+    /// Deep readers all along, `--writers` typers (default 1,000) in every
+    /// other segment: the page rate with and without typing (`TypingComparison`).
     case typing
     /// Users split over the scenarios by `--mix` weights.
     case mix

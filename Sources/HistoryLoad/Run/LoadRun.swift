@@ -34,6 +34,9 @@ struct LoadPlan: Sendable {
     /// Readers that open a page each before the writers start (as `tail`'s do),
     /// for plans whose `roles` are given: the writers wait for them.
     var warmupReaders = 0
+    /// Cuts the run into segments: the users with a rate of their own send
+    /// in every other one, and each boundary is sampled (`run --scenario typing`).
+    var segments: RunSegments?
 }
 
 /// Runs a plan: discovers the conversations, starts the event loops that
@@ -60,7 +63,8 @@ enum LoadRun {
         let idleOpened = idle.open()
         defer { idle.close() }
 
-        let control = RunControl(duration: plan.duration)
+        let control = RunControl(duration: plan.segments?.duration ?? plan.duration)
+        plan.segments?.sample(stats)
         // Open loop: the rate is shared by the users that send on a schedule.
         let pacedCount = roles.filter(\.paced).count
         let writerWarmup = Self.writerWarmup(readers: plan.scenario == .tail ? plan.clients : plan.warmupReaders)
@@ -69,6 +73,7 @@ enum LoadRun {
             var pacer: Pacer?
             if role.paced, let rate = role.rate ?? plan.rate.map({ $0 / Double(max(1, pacedCount)) }) {
                 pacer = Pacer(rate: rate, start: control.startNanos + (role.rate != nil ? writerWarmup : 0), phase: Double(index % max(1, pacedCount)) / Double(max(1, pacedCount)))
+                if role.rate != nil { pacer?.pauses = plan.segments?.pauses(start: control.startNanos) }
             }
             // Only the writers beside readers (their own rate, or the feed's) post elsewhere.
             let besideReaders = role.rate != nil || plan.scenario == .feed
@@ -112,11 +117,26 @@ enum LoadRun {
         }
 
         let progress = ProgressPrinter(enabled: plan.progress)
-        while group.wait(timeout: .now() + .seconds(1)) == .timedOut {
-            let interval = stats.takeInterval()
-            let elapsed = Double(MonotonicClock.now() - control.startNanos) / 1e9
-            progress.line(elapsed: elapsed, interval: interval, violations: stats.invariants.totalViolations)
+        var nextLine = control.startNanos + 1_000_000_000
+        var nextBoundary = 1
+        while true {
+            let boundary = plan.segments.flatMap { nextBoundary <= $0.count ? $0.boundary(nextBoundary, start: control.startNanos) : nil }
+            let wake = min(nextLine, boundary ?? .max), now = MonotonicClock.now()
+            if group.wait(timeout: .now() + .nanoseconds(Int(wake > now ? wake - now : 0))) == .success { break }
+            let woken = MonotonicClock.now()
+            if let boundary, woken >= boundary {
+                plan.segments?.sample(stats)
+                nextBoundary += 1
+            }
+            if woken >= nextLine {
+                nextLine += 1_000_000_000
+                let interval = stats.takeInterval()
+                progress.line(elapsed: Double(woken - control.startNanos) / 1e9, interval: interval,
+                              violations: stats.invariants.totalViolations)
+            }
         }
+        // The last boundary when the users ended before the wait saw it.
+        if let segments = plan.segments, nextBoundary <= segments.count { segments.sample(stats) }
         progress.finish()
         if let failure = loopWork.compactMap(\.failure).first { throw LoadError(failure) }
         let measured = Double(MonotonicClock.now() - control.startNanos) / 1e9

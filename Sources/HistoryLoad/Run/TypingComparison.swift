@@ -1,13 +1,16 @@
 import Foundation
 
-/// `run --scenario typing`: what typers cost the readers. The same readers
-/// (`deep` pages, closed loop, `--clients` of them) run alone and beside
-/// `--writers` typers (default 1,000) who each send `PUT .../typing` every
-/// 2 s to one of the live conversations, alternated in `rounds` rounds of
-/// both (each segment `--duration` / (2 x rounds)), so a machine's drift
-/// falls on both alike. The page rates of the two sides, each over all its
-/// segments, are the measure (issue 24 asks for pages no more than 5%
-/// slower at 1,000 typers).
+/// `run --scenario typing`: what typers cost the readers. One run: the
+/// readers (`deep` pages, closed loop, `--clients` of them) read all along,
+/// and `--writers` typers (default 1,000), each sending `PUT .../typing`
+/// every 2 s to one of the live conversations, type in every other segment
+/// of it and stay connected in the others (``RunSegments``). The first
+/// segment warms up (the typers connect, the server's caches fill) and is
+/// not counted; after it come `pairs` pairs of a segment alone and one
+/// beside the typers, so each pair compares two neighbouring stretches of
+/// the same run. Issue 24 asks for pages no more than 5% slower at 1,000
+/// typers; the measure is the page rate of all the segments beside against
+/// all those alone, and each pair's change is printed too.
 ///
 /// Tokens mode only: typing is shown under a user id, and open mode has
 /// none (the server answers 403).
@@ -22,46 +25,98 @@ enum TypingComparison {
     /// A typer sends this often: once per the contract's 2 s.
     static let callsPerTyperPerSecond = 0.5
     static let defaultTypers = 1_000
-    static let rounds = 2
+    /// The longest segment: short enough for several pairs in a minute's
+    /// run, long enough for a few hundred pages and tens of CPU ticks.
+    static let longestSegment = Duration.seconds(5)
+    /// The fewest pairs a run has, however short.
+    static let fewestPairs = 2
+
+    /// What each boundary counts: totals since the start.
+    enum Count: Int, CaseIterable {
+        case pages, typingCalls, serverCPU, databaseCPU
+    }
+
+    /// One segment's share of the totals, and its length.
+    struct Segment {
+        let seconds: Double
+        let counts: [Double]
+
+        subscript(_ count: Count) -> Double { counts[count.rawValue] }
+        var pageRate: Double { self[.pages] / seconds }
+    }
 
     struct Outcome {
-        /// The last segment of each side (printed whole; the JSON report is `withTypers`).
-        let alone: LoadReport
-        let withTypers: LoadReport
-        /// Pages per second of each segment, in order.
-        let aloneRates: [Double]
-        let withTypersRates: [Double]
-        /// The server's CPU seconds over each side's pages (nil: not on this machine).
-        let aloneCPUPerPage: Double?
-        let withTypersCPUPerPage: Double?
-        /// The database's CPU seconds over each side's pages (nil: no `--database-pid`).
-        var aloneDatabaseCPUPerPage: Double? = nil
-        var withTypersDatabaseCPUPerPage: Double? = nil
+        /// The whole run, warm-up included (its typing latencies are the typers').
+        let report: LoadReport
+        /// The measured segments of each side, in order (pair i is alone[i] then beside[i]).
+        let alone: [Segment]
+        let beside: [Segment]
         let typers: Int
         let passed: Bool
 
+        var aloneRates: [Double] { alone.map(\.pageRate) }
+        var withTypersRates: [Double] { beside.map(\.pageRate) }
+
+        /// Pages per second over all the segments of a side.
+        static func rate(_ side: [Segment]) -> Double {
+            let seconds = side.reduce(0) { $0 + $1.seconds }
+            return seconds > 0 ? side.reduce(0) { $0 + $1[.pages] } / seconds : 0
+        }
+
+        /// A side's `count` per page over all its segments; nil when not measured.
+        static func perPage(_ side: [Segment], _ count: Count) -> Double? {
+            let pages = side.reduce(0) { $0 + $1[.pages] }, used = side.reduce(0) { $0 + $1[count] }
+            return used.isNaN || pages == 0 ? nil : used / pages
+        }
+
+        var aloneCPUPerPage: Double? { Self.perPage(alone, .serverCPU) }
+        var withTypersCPUPerPage: Double? { Self.perPage(beside, .serverCPU) }
+        var aloneDatabaseCPUPerPage: Double? { Self.perPage(alone, .databaseCPU) }
+        var withTypersDatabaseCPUPerPage: Double? { Self.perPage(beside, .databaseCPU) }
+
+        /// The change of the page rate beside the typers against alone, in per cent.
+        var change: Double {
+            let before = Self.rate(alone), after = Self.rate(beside)
+            return before > 0 ? (after - before) / before * 100 : 0
+        }
+
+        var pairChanges: [Double] {
+            zip(alone, beside).map { $0.pageRate > 0 ? ($1.pageRate - $0.pageRate) / $0.pageRate * 100 : 0 }
+        }
+
         var text: String {
-            let before = aloneRates.reduce(0, +) / Double(max(1, aloneRates.count))
-            let after = withTypersRates.reduce(0, +) / Double(max(1, withTypersRates.count))
-            let change = before > 0 ? (after - before) / before * 100 : 0
-            let typing = withTypers.kinds.first { $0.kind == RequestKind.typing.name }
-            let perRound = zip(aloneRates, withTypersRates).map { "\(Format.fixed($0, 0))/\(Format.fixed($1, 0))" }.joined(separator: ", ")
+            let typingRate = { (side: [Segment]) in
+                side.reduce(0) { $0 + $1[.typingCalls] } / max(1e-9, side.reduce(0) { $0 + $1.seconds })
+            }
+            let typing = report.kinds.first { $0.kind == RequestKind.typing.name }
+            let pairs = zip(alone, beside).map { "\(Format.fixed($0.pageRate, 0))/\(Format.fixed($1.pageRate, 0))" }
+            let sorted = pairChanges.sorted()
+            let median = sorted.isEmpty ? 0 : (sorted[(sorted.count - 1) / 2] + sorted[sorted.count / 2]) / 2
             return [
-                "== readers alone (last of \(aloneRates.count) segments) ==", alone.text, "",
-                "== readers beside \(typers) typers (last of \(withTypersRates.count) segments) ==", withTypers.text, "",
-                "typing: pages \(Format.fixed(before, 0))/s alone, \(Format.fixed(after, 0))/s beside \(typers) typers "
-                    + "(\(change >= 0 ? "+" : "")\(Format.fixed(change, 1))%; alone/beside per round: \(perRound)); typing calls "
-                    + "\(Format.fixed(typing?.perSecond ?? 0, 0))/s, p99 \(Format.fixed(typing?.p99Ms ?? 0, 2)) ms",
+                "== the whole run: readers, and \(typers) typers in every other segment ==", report.text, "",
+                "typing: pages \(Format.fixed(Self.rate(alone), 0))/s alone, \(Format.fixed(Self.rate(beside), 0))/s beside \(typers) typers "
+                    + "(\(Self.signed(change))%; alone/beside per pair: \(pairs.joined(separator: ", ")); "
+                    + "per pair \(pairChanges.map(Self.signed).joined(separator: ", "))%, median \(Self.signed(median))%)",
+                "typing: calls \(Format.fixed(typingRate(beside), 0))/s beside, \(Format.fixed(typingRate(alone), 0))/s alone; "
+                    + "p99 \(Format.fixed(typing?.p99Ms ?? 0, 2)) ms",
             ].joined(separator: "\n") + cpuText("server", aloneCPUPerPage, withTypersCPUPerPage)
                 + cpuText("database", aloneDatabaseCPUPerPage, withTypersDatabaseCPUPerPage)
         }
 
+        static func signed(_ value: Double) -> String { (value >= 0 ? "+" : "") + Format.fixed(value, 1) }
+
         private func cpuText(_ what: String, _ alone: Double?, _ beside: Double?) -> String {
             guard let alone, let beside, alone > 0 else { return "" }
-            let change = (beside - alone) / alone * 100
             return "\ntyping: \(what) CPU per page \(Format.fixed(alone * 1e6, 1)) µs alone, \(Format.fixed(beside * 1e6, 1)) µs beside "
-                + "\(typers) typers, their calls charged to the pages (\(change >= 0 ? "+" : "")\(Format.fixed(change, 1))%)"
+                + "\(typers) typers, their calls charged to the pages (\(Self.signed((beside - alone) / alone * 100))%)"
         }
+    }
+
+    /// The segments of a run of `duration`: the warm-up and `pairs` pairs.
+    static func segments(for duration: Duration) -> (length: Duration, pairs: Int) {
+        let length = min(longestSegment, duration / (1 + 2 * fewestPairs))
+        let pairs = max(fewestPairs, Int((duration / length).rounded(.down) - 1) / 2)
+        return (length, pairs)
     }
 
     static func execute(_ plan: LoadPlan, databasePID: Int32? = nil) throws -> Outcome {
@@ -72,54 +127,31 @@ enum TypingComparison {
         let readers = Array(repeating: LoadRun.Role(scenario: .deep, paced: false), count: plan.clients)
         let typing = Array(repeating: LoadRun.Role(scenario: .typing, paced: true, rate: callsPerTyperPerSecond,
                                                    make: { _ in TypingUser() }), count: typers)
-        var segment = plan
-        segment.duration = plan.duration / (2 * rounds)
         let server = ServerMemory.pid(listeningOn: plan.endpoint.port)
-        var alone: [LoadReport] = [], beside: [LoadReport] = []
-        var aloneCPU: Double? = 0, besideCPU: Double? = 0
-        var aloneDatabaseCPU: Double? = databasePID == nil ? nil : 0, besideDatabaseCPU = aloneDatabaseCPU
-        /// One segment, and the server's and the database's CPU seconds it took.
-        func measured(_ roles: [LoadRun.Role], _ scenario: Scenario) throws -> (LoadReport, Double?, Double?) {
-            segment.scenario = scenario
-            segment.roles = roles
-            let before = server.flatMap(ServerCPU.seconds)
-            let databaseBefore = databasePID.flatMap { ServerCPU.databaseSeconds(postmaster: $0) }
-            let report = try LoadRun.execute(segment)
-            let after = server.flatMap(ServerCPU.seconds)
-            let databaseAfter = databasePID.flatMap { ServerCPU.databaseSeconds(postmaster: $0) }
-            return (report, before.flatMap { start in after.map { $0 - start } },
-                    databaseBefore.flatMap { start in databaseAfter.map { $0 - start } })
+        let (length, pairs) = segments(for: plan.duration)
+        let segments = RunSegments(length: length, count: 1 + 2 * pairs) { stats in
+            var counts = [Double](repeating: .nan, count: Count.allCases.count)
+            counts[Count.pages.rawValue] = Double(stats.count { $0.name.hasPrefix("page") })
+            counts[Count.typingCalls.rawValue] = Double(stats.count { $0 == .typing })
+            counts[Count.serverCPU.rawValue] = server.flatMap(ServerCPU.seconds) ?? .nan
+            counts[Count.databaseCPU.rawValue] = databasePID.flatMap { ServerCPU.databaseSeconds(postmaster: $0) } ?? .nan
+            return RunSegments.Sample(at: MonotonicClock.now(), counts: counts)
         }
-        func add(_ sum: inout Double?, _ value: Double?) { sum = sum.flatMap { sum in value.map { sum + $0 } } }
-        for _ in 0..<rounds {
-            let (readersAlone, cpuAlone, databaseAlone) = try measured(readers, .deep)
-            alone.append(readersAlone)
-            add(&aloneCPU, cpuAlone)
-            add(&aloneDatabaseCPU, databaseAlone)
-            let (readersBeside, cpuBeside, databaseBeside) = try measured(readers + typing, .typing)
-            beside.append(readersBeside)
-            add(&besideCPU, cpuBeside)
-            add(&besideDatabaseCPU, databaseBeside)
-        }
-        let pagesAlone = alone.map(pageCount).reduce(0, +), pagesBeside = beside.map(pageCount).reduce(0, +)
-        var outcome = Outcome(alone: alone.last!, withTypers: beside.last!, aloneRates: alone.map(pageRate),
-                              withTypersRates: beside.map(pageRate),
-                              aloneCPUPerPage: aloneCPU.map { $0 / max(pagesAlone, 1) },
-                              withTypersCPUPerPage: besideCPU.map { $0 / max(pagesBeside, 1) }, typers: typers,
-                              // A refused page (a 429 of the read rate limit) measures the refusal, not the page.
-                              passed: (alone + beside).allSatisfy { $0.passed && $0.errorCount == 0 })
-        outcome.aloneDatabaseCPUPerPage = aloneDatabaseCPU.map { $0 / max(pagesAlone, 1) }
-        outcome.withTypersDatabaseCPUPerPage = besideDatabaseCPU.map { $0 / max(pagesBeside, 1) }
-        return outcome
-    }
+        var run = plan
+        run.scenario = .typing
+        run.roles = readers + typing
+        run.segments = segments
+        run.duration = segments.duration
+        let report = try LoadRun.execute(run)
 
-    /// Pages answered over every page kind the readers asked for.
-    static func pageCount(_ report: LoadReport) -> Double {
-        report.kinds.filter { $0.kind.hasPrefix("page") }.reduce(0) { $0 + Double($1.count) }
-    }
-
-    /// Pages per second over every page kind the readers asked for.
-    static func pageRate(_ report: LoadReport) -> Double {
-        report.kinds.filter { $0.kind.hasPrefix("page") }.reduce(0) { $0 + $1.perSecond }
+        let samples = segments.taken
+        let measured = zip(samples, samples.dropFirst()).map { start, end in
+            Segment(seconds: Double(end.at - start.at) / 1e9, counts: zip(start.counts, end.counts).map { $1 - $0 })
+        }.dropFirst()   // the warm-up
+        let alone = measured.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+        let beside = measured.enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+        return Outcome(report: report, alone: alone, beside: beside, typers: typers,
+                       // A refused page (a 429 of the read rate limit) measures the refusal, not the page.
+                       passed: report.passed && report.errorCount == 0 && alone.count == pairs && beside.count == pairs)
     }
 }

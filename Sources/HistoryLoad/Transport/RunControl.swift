@@ -34,6 +34,8 @@ final class RunControl: Sendable {
 struct Pacer {
     let intervalNanos: UInt64
     private(set) var nextDue: UInt64
+    /// Segments in which this user sends nothing (``RunSegments``); nil: none.
+    var pauses: PauseSchedule?
 
     /// - Parameters:
     ///   - rate: requests per second for this one user.
@@ -52,8 +54,8 @@ struct Pacer {
 
     /// The next due time, without waiting for it (an event loop sets a timer instead).
     mutating func takeSlot() -> UInt64 {
-        let due = nextDue
-        nextDue += intervalNanos
+        let due = pauses?.sending(nextDue) ?? nextDue
+        nextDue = due + intervalNanos
         return due
     }
 }
