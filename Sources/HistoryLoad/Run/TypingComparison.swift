@@ -33,7 +33,7 @@ enum TypingComparison {
 
     /// What each boundary counts: totals since the start.
     enum Count: Int, CaseIterable {
-        case pages, typingCalls, serverCPU, databaseCPU
+        case pages, typingCalls, serverCPU, databaseCPU, toolCPU
     }
 
     /// One segment's share of the totals, and its length.
@@ -101,6 +101,21 @@ enum TypingComparison {
                     + "p99 \(Format.fixed(typing?.p99Ms ?? 0, 2)) ms",
             ].joined(separator: "\n") + cpuText("server", aloneCPUPerPage, withTypersCPUPerPage)
                 + cpuText("database", aloneDatabaseCPUPerPage, withTypersDatabaseCPUPerPage)
+                + cpuText("load tool", Self.perPage(alone, .toolCPU), Self.perPage(beside, .toolCPU)) + shareText
+        }
+
+        /// Where the cores went on each side: each process's CPU a second.
+        private var shareText: String {
+            let perSecond = { (side: [Segment], count: Count) -> Double? in
+                let seconds = side.reduce(0) { $0 + $1.seconds }, used = side.reduce(0) { $0 + $1[count] }
+                return used.isNaN || seconds == 0 ? nil : used / seconds
+            }
+            let parts = [("server", Count.serverCPU), ("database", .databaseCPU), ("load tool", .toolCPU)].compactMap { name, count in
+                perSecond(alone, count).flatMap { alone in perSecond(beside, count).map { beside in
+                    "\(name) \(Format.fixed(alone, 2)) → \(Format.fixed(beside, 2))"
+                } }
+            }
+            return parts.isEmpty ? "" : "\ntyping: CPU seconds a second, alone → beside: " + parts.joined(separator: ", ")
         }
 
         static func signed(_ value: Double) -> String { (value >= 0 ? "+" : "") + Format.fixed(value, 1) }
@@ -135,6 +150,7 @@ enum TypingComparison {
             counts[Count.typingCalls.rawValue] = Double(stats.count { $0 == .typing })
             counts[Count.serverCPU.rawValue] = server.flatMap(ServerCPU.seconds) ?? .nan
             counts[Count.databaseCPU.rawValue] = databasePID.flatMap { ServerCPU.databaseSeconds(postmaster: $0) } ?? .nan
+            counts[Count.toolCPU.rawValue] = ServerCPU.seconds(pid: getpid()) ?? .nan
             return RunSegments.Sample(at: MonotonicClock.now(), counts: counts)
         }
         var run = plan
