@@ -61,7 +61,8 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         }
         self.membershipRecheck = membershipRecheck
         let environment = RouteEnvironment(store: store, logger: logger, metrics: metrics, longPolls: longPolls,
-                                           limits: limits, feeds: feeds, readPool: readPool)
+                                           limits: limits, feeds: feeds, readPool: readPool,
+                                           newestPages: NewestPageCache())
         var router = Router(readPool: readPool, failures: StoreFailures(logger: logger, metrics: metrics))
         HealthRoutes(environment: environment).register(in: &router)
         ConversationRoutes(environment: environment).register(in: &router)

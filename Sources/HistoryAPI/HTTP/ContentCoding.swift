@@ -58,6 +58,18 @@ enum ContentCoding {
         response.headers.add(name: "Content-Encoding", value: "gzip")
     }
 
+    /// The headers `encode` adds, for a body coded before (a kept page):
+    /// `gzipped` says whether it is gzip.
+    static func label(_ response: inout HTTPResponse, gzipped: Bool) {
+        response.headers.add(name: "Vary", value: "Accept-Encoding")
+        if gzipped { response.headers.add(name: "Content-Encoding", value: "gzip") }
+    }
+
+    /// Whether `encode` gzipped `response`'s body.
+    static func isGzipped(_ response: HTTPResponse) -> Bool {
+        response.headers["Content-Encoding"] != nil
+    }
+
     /// `qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )`:
     /// above 0 when any digit is not 0. Malformed: not above 0.
     private static func isPositive(qvalue: Substring.UTF8View) -> Bool {

@@ -22,6 +22,8 @@ import Synchronization
 /// - `history_read_pool_queued` gauge (requests and long-poll re-reads
 ///   waiting for a read-pool thread: a pool that cannot keep up)
 /// - `history_append_batch_size` histogram (appends per group commit)
+/// - `history_newest_page_cache_hits_total` and `..._stores_total`
+///   counters: newest pages answered from `NewestPageCache`, and kept in it
 /// - `history_access_denied_total{status,code}` counter: 401s and 403s by
 ///   error code (a fixed set of codes; never a user id or a path)
 ///
@@ -108,7 +110,8 @@ public final class Metrics: Sendable {
     }
 
     /// The text exposition; `parkedLongPolls` is read from the store at scrape time.
-    public func render(parkedLongPolls: Int, readPoolQueued: Int = 0) -> [UInt8] {
+    public func render(parkedLongPolls: Int, readPoolQueued: Int = 0,
+                       newestPageCache: (hits: Int, stored: Int) = (0, 0)) -> [UInt8] {
         let snapshot = state.withLock { $0 }
         let routes = routeTotals()
         var text = ""
@@ -141,6 +144,13 @@ public final class Metrics: Sendable {
         text += "# HELP history_read_pool_queued Requests waiting for a read-pool thread.\n"
         text += "# TYPE history_read_pool_queued gauge\n"
         text += "history_read_pool_queued \(readPoolQueued)\n"
+
+        text += "# HELP history_newest_page_cache_hits_total Newest pages answered from the kept bytes, without encoding (on SQLite without reading).\n"
+        text += "# TYPE history_newest_page_cache_hits_total counter\n"
+        text += "history_newest_page_cache_hits_total \(newestPageCache.hits)\n"
+        text += "# HELP history_newest_page_cache_stores_total Newest pages kept after a read.\n"
+        text += "# TYPE history_newest_page_cache_stores_total counter\n"
+        text += "history_newest_page_cache_stores_total \(newestPageCache.stored)\n"
 
         text += "# HELP history_append_batch_size Appends committed per group-commit transaction.\n"
         text += "# TYPE history_append_batch_size histogram\n"

@@ -8,7 +8,7 @@ struct MessageRoutes {
 
     func register(in router: inout Router) {
         router.add(.post, "/v1/conversations/{cid}/messages") { request throws(APIError) in try append(request) }
-        router.add(.get, "/v1/conversations/{cid}/messages", shortcut: { request in notModifiedPage(request) }) {
+        router.add(.get, "/v1/conversations/{cid}/messages", shortcut: { request in pageFromMemory(request) }) {
             request throws(APIError) in try page(request)
         }
         router.add(.get, "/v1/conversations/{cid}/messages/{id}") { request throws(APIError) in try one(request) }
@@ -62,6 +62,10 @@ struct MessageRoutes {
     /// With `If-None-Match`, first the conversation's counters (one O(1)
     /// read, access decided in it): a tag that still matches is a 304
     /// without reading a message (`EntityTag.page`).
+    ///
+    /// The newest page at a version already sent is the kept bytes
+    /// (`NewestPageCache`): after the counters' read, without reading the
+    /// page; after the page's read, without encoding it.
     private func page(_ request: APIRequest) throws(APIError) -> Answer {
         let conversation = try environment.conversationID(request)
         let access = try environment.access(request, .readPages)
@@ -69,32 +73,90 @@ struct MessageRoutes {
         let budget = environment.limits.maximumResponseBytes
         query.byteBudget = budget
         let gzip = request.acceptsGzip
+        let key = NewestPageCache.Key(conversation, query, gzip: gzip)
         if request.hasIfNoneMatch {
             let current = try environment.read(request) { () throws(StoreError) in
                 try environment.store.conversation(conversation, access: access)
             }
             let tag = EntityTag.page(of: conversation, version: current.version, query: query, budget: budget, gzip: gzip)
             if let notModified = request.notModified(tag) { return notModified }
+            if let kept = key.flatMap({ environment.newestPages.entry($0, version: current.version) }) {
+                return keptPage(kept, tag: tag, request)
+            }
         }
         let page = try environment.read(request) { () throws(StoreError) in
             try environment.store.page(of: conversation, query, access: access)
         }
         let tag = EntityTag.page(of: conversation, version: page.version, query: query, budget: budget, gzip: gzip)
+        if let kept = key.flatMap({ environment.newestPages.entry($0, version: page.version) }) {
+            return keptPage(kept, tag: tag, request)
+        }
         // A jump by time that found nothing answers the newest page: trimmed as one.
         let trim = page.anchor.map { $0.id == nil } == true ? PageTrim.keepNewest : PageTrim(query, reset: page.reset)
-        return request.json(.ok, JSONWriter.page(page, budget: budget, trim: trim), headers: ["ETag": tag.value])
+        let response = request.jsonResponse(.ok, JSONWriter.page(page, budget: budget, trim: trim),
+                                            headers: ["ETag": tag.value])
+        if let key {
+            environment.newestPages.keep(key, version: page.version, body: response.body,
+                                         gzipped: ContentCoding.isGzipped(response))
+        }
+        return .now(response)   // its route is set: `answer` would copy it to set it again
     }
 
-    /// The 304 `page` would answer, decided without blocking from the
-    /// conversation's kept version, without a read; nil: `page` decides.
-    private func notModifiedPage(_ request: APIRequest) -> Answer? {
-        guard let (conversation, version) = environment.keptVersion(forConditional: request, .readPages),
+    /// What `page` would answer, decided without blocking from the
+    /// conversation's kept version, without a read: the 304, or a newest
+    /// page kept at that version; nil: `page` decides. A request for any
+    /// other page without `If-None-Match` is sent on at once.
+    private func pageFromMemory(_ request: APIRequest) -> Answer? {
+        let conditional = request.hasIfNoneMatch
+        guard conditional || Self.mayBeNewest(target: request.http.target),
+              let (conversation, version) = environment.keptVersion(for: request, .readPages),
               var query = try? Self.pageQuery(request.query) else { return nil }
         let budget = environment.limits.maximumResponseBytes
         query.byteBudget = budget
-        let tag = EntityTag.page(of: conversation, version: version, query: query, budget: budget,
-                                 gzip: request.acceptsGzip)
-        return request.notModified(tag)
+        let gzip = request.acceptsGzip
+        let tag = EntityTag.page(of: conversation, version: version, query: query, budget: budget, gzip: gzip)
+        if conditional, let notModified = request.notModified(tag) { return notModified }
+        guard let key = NewestPageCache.Key(conversation, query, gzip: gzip),
+              let kept = environment.newestPages.entry(key, version: version) else { return nil }
+        return keptPage(kept, tag: tag, request)
+    }
+
+    /// A kept newest page, as `page` would have sent it.
+    private func keptPage(_ kept: NewestPageCache.Entry, tag: EntityTag, _ request: APIRequest) -> Answer {
+        var response = HTTPResponse.json(.ok, kept.body)
+        response.headers.add(name: "ETag", value: tag.value)
+        ContentCoding.label(&response, gzipped: kept.gzipped)
+        return request.answer(response)
+    }
+
+    /// False when a name in the target's query starts as a cursor's does
+    /// (`before`, `after`, `around`, `around_time`): such a request cannot
+    /// ask for the newest page, and skips the kept pages without parsing
+    /// its query (a deep page pays only this one look at its target's
+    /// bytes). A name spelt with `%` escapes passes and is parsed, which
+    /// decides.
+    static func mayBeNewest(target: String) -> Bool {
+        var target = target
+        return target.withUTF8 { bytes in
+            // From the end back to the `?`: the query is the target's tail.
+            var index = bytes.count
+            while index > 0 {
+                index -= 1
+                let byte = bytes[index]
+                guard byte == UInt8(ascii: "&") || byte == UInt8(ascii: "?") else { continue }
+                if startsWith(bytes, at: index + 1, "before") || startsWith(bytes, at: index + 1, "after")
+                    || startsWith(bytes, at: index + 1, "around") { return false }
+                if byte == UInt8(ascii: "?") { return true }
+            }
+            return true
+        }
+    }
+
+    private static func startsWith(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int, _ name: StaticString) -> Bool {
+        let count = name.utf8CodeUnitCount
+        guard bytes.count - index >= count else { return false }
+        for offset in 0..<count where bytes[index + offset] != name.utf8Start[offset] { return false }
+        return true
     }
 
     // MARK: - One message

@@ -12,7 +12,8 @@ struct MetricsRoutes {
         router.add(.get, "/metrics", cost: .neverWaits) { request throws(APIError) in
             try environment.authorize(request, .metrics)
             let body = environment.metrics.render(parkedLongPolls: environment.store.parkedWaitCount,
-                                                  readPoolQueued: environment.readPool.queuedCount)
+                                                  readPoolQueued: environment.readPool.queuedCount,
+                                                  newestPageCache: environment.newestPages.statistics)
             return request.answer(HTTPResponse(status: .ok, headers: ["Content-Type": Self.contentType], body: body))
         }
     }

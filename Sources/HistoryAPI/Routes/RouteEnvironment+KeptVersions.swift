@@ -15,7 +15,15 @@ extension RouteEnvironment {
     /// refusal is answered from the snapshot, as ever.
     func keptVersion(forConditional request: APIRequest,
                      _ action: AccessPolicy.Action) -> (conversation: ConversationID, version: Int64)? {
-        guard request.hasIfNoneMatch, let caller = request.caller,
+        guard request.hasIfNoneMatch else { return nil }
+        return keptVersion(for: request, action)
+    }
+
+    /// The same for any request (a newest page answered from
+    /// `NewestPageCache`, conditional or not).
+    func keptVersion(for request: APIRequest,
+                     _ action: AccessPolicy.Action) -> (conversation: ConversationID, version: Int64)? {
+        guard let caller = request.caller,
               let conversation = try? conversationID(request),
               let version = store.knownVersion(of: conversation) else { return nil }
         if case .user(let user) = caller {

@@ -15,6 +15,8 @@ struct RouteEnvironment: Sendable {
     /// Where work that may wait on the store runs when it cannot block the
     /// server's thread (past its blocking limit, a woken long-poll).
     let readPool: ReadPool
+    /// The newest pages as sent, for the next open of each (`NewestPageCache`).
+    let newestPages: NewestPageCache
 
     /// The `{cid}` of the path. An id that is not a valid conversation id
     /// names no conversation: 404 `conversation_not_found` (docs/API.md, "Validation").
