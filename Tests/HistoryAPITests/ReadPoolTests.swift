@@ -71,15 +71,17 @@ struct ReadPoolTests {
     /// requests pipelined on one connection wait in its input, not in the
     /// pool, while five other connections' requests queue behind the one
     /// running read. All are answered once the read goes through.
+    /// (`before` pages: a newest page would be answered from the one kept
+    /// by the first read, and the count of reads would not be 25.)
     @Test func thePoolQueueHoldsAtMostOneRequestPerConnection() throws {
         try withGatedServer(readThreads: 1) { store, port, api in
             let pipelined = try HTTPClientConnection(port: port)
-            let request = "GET /v1/conversations/slow/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            let request = "GET /v1/conversations/slow/messages?before=1000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
             try pipelined.sendRaw(String(repeating: request, count: 20))
             var others: [HTTPClientConnection] = []
             for _ in 0..<5 {
                 let connection = try HTTPClientConnection(port: port)
-                try connection.send(HTTPRequest(method: .get, target: "/v1/conversations/slow/messages"))
+                try connection.send(HTTPRequest(method: .get, target: "/v1/conversations/slow/messages?before=1000"))
                 others.append(connection)
             }
             #expect(eventually { store.enteredCount == 1 && api.readPoolQueuedCount >= 5 })

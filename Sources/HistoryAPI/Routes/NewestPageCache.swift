@@ -74,6 +74,13 @@ final class NewestPageCache: Sendable {
         return entry
     }
 
+    /// Whether an entry of `key` is kept, at any version: worth reading
+    /// the conversation's counters first where no version is kept in
+    /// memory (PostgreSQL), to find out whether it is still the page.
+    func holds(_ key: Key) -> Bool {
+        shard(key).state.withLock { $0.entries[key] != nil }
+    }
+
     /// Keeps `body`, read at `version`, unless a newer version is kept.
     func keep(_ key: Key, version: Int64, body: [UInt8], gzipped: Bool) {
         guard body.count <= Self.maximumEntryBytes else { return }
