@@ -103,7 +103,9 @@ struct BenchSuite {
             let row = report.kinds.first { $0.kind == kind }
             let violations = report.violationCount + report.ackedPostsMissing
             let extra = violations > 0 ? " **\(violations) violations**" : ""
-            let errors = report.errorCount > 0 ? " (\(report.errorCount) errors)" : ""
+            // Which errors, not only how many: a lone error in a row is otherwise untraceable.
+            let named = report.errors.sorted { $0.value > $1.value }.prefix(3).map { "\($0.key.replacing("|", with: "/")): \($0.value)" }
+            let errors = report.errorCount > 0 ? " (\(report.errorCount) errors: \(named.joined(separator: "; ")))" : ""
             let rate = allRequests ? report.requestsPerSecond : row?.perSecond ?? 0
             return Row(name: name, command: command, report: report, rate: rate, p50: row?.p50Ms ?? 0,
                        p99: row?.p99Ms ?? 0, p999: row?.p999Ms ?? 0, note: note(report) + errors + extra)
