@@ -55,6 +55,10 @@ struct NewestPageCacheTests {
             // A conditional request whose tag is old gets the kept page too.
             let stale = try client.call(.get, Self.newest, headers: [("If-None-Match", "\"m1-0000000000000000\"")])
             #expect(stale.status == 200 && stale.body == identity.body)
+            // A bad query on a kept conversation is its error, never a kept page.
+            expectError(try client.get("/v1/conversations/c/messages?limit=0"), 400, "invalid_limit")
+            expectError(try client.get("/v1/conversations/c/messages?window=3"), 400, "invalid_window")
+            expectError(try client.get("/v1/conversations/c/messages?limit=50&limit=50"), 400, "invalid_limit")
             // Other limits and deeper pages are read as ever, and right.
             let nine = try client.get("/v1/conversations/c/messages?limit=9")
             #expect(nine.status == 200 && nine.bodyText.contains("message 59") && !nine.bodyText.contains("message 50 "))

@@ -103,9 +103,7 @@ struct BenchSuite {
             let row = report.kinds.first { $0.kind == kind }
             let violations = report.violationCount + report.ackedPostsMissing
             let extra = violations > 0 ? " **\(violations) violations**" : ""
-            // Which errors, not only how many: a lone error in a row is otherwise untraceable.
-            let named = report.errors.sorted { $0.value > $1.value }.prefix(3).map { "\($0.key.replacing("|", with: "/")): \($0.value)" }
-            let errors = report.errorCount > 0 ? " (\(report.errorCount) errors: \(named.joined(separator: "; ")))" : ""
+            let errors = Self.errorNote(count: report.errorCount, errors: report.errors)
             let rate = allRequests ? report.requestsPerSecond : row?.perSecond ?? 0
             return Row(name: name, command: command, report: report, rate: rate, p50: row?.p50Ms ?? 0,
                        p99: row?.p99Ms ?? 0, p999: row?.p999Ms ?? 0, note: note(report) + errors + extra)
@@ -228,6 +226,16 @@ struct BenchSuite {
     }
 
     /// The index of the median rate (the lower middle one of an even count).
+    /// A row's errors for its notes: how many, and which (the three most
+    /// frequent), since a lone error in a row is otherwise untraceable;
+    /// empty without errors. `|` would split the Markdown cell.
+    static func errorNote(count: Int, errors: [String: Int]) -> String {
+        guard count > 0 else { return "" }
+        let named = errors.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(3)
+            .map { "\($0.key.replacing("|", with: "/")): \($0.value)" }
+        return " (\(count) errors: \(named.joined(separator: "; ")))"
+    }
+
     static func medianIndex(_ rates: [Double]) -> Int {
         rates.indices.sorted { rates[$0] < rates[$1] }[(rates.count - 1) / 2]
     }
