@@ -50,15 +50,17 @@ enum ContentCoding {
     /// Codes a JSON answer for a request that accepts gzip (or not):
     /// `Vary` always, gzip from 1 KiB.
     static func encode(_ response: inout HTTPResponse, acceptsGzip: Bool) {
-        response.headers.add(name: "Vary", value: "Accept-Encoding")
         guard acceptsGzip, response.body.count >= minimumCompressedBytes,
               response.status.code != 204, response.status.code != 304,
-              let compressed = Gzip.compress(response.body) else { return }
+              let compressed = Gzip.compress(response.body) else {
+            label(&response, gzipped: false)
+            return
+        }
         response.body = compressed
-        response.headers.add(name: "Content-Encoding", value: "gzip")
+        label(&response, gzipped: true)
     }
 
-    /// The headers `encode` adds, for a body coded before (a kept page):
+    /// The headers of a coded body (`encode`'s, or a kept page's):
     /// `gzipped` says whether it is gzip.
     static func label(_ response: inout HTTPResponse, gzipped: Bool) {
         response.headers.add(name: "Vary", value: "Accept-Encoding")

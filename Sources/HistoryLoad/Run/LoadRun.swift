@@ -35,7 +35,8 @@ struct LoadPlan: Sendable {
     /// for plans whose `roles` are given: the writers wait for them.
     var warmupReaders = 0
     /// Cuts the run into segments: the users with a rate of their own send
-    /// in every other one, and each boundary is sampled (`run --scenario typing`).
+    /// in every other one, and each boundary is sampled (`run --scenario
+    /// typing`). `duration` must be theirs (`RunSegments.duration`).
     var segments: RunSegments?
 }
 
@@ -63,7 +64,7 @@ enum LoadRun {
         let idleOpened = idle.open()
         defer { idle.close() }
 
-        let control = RunControl(duration: plan.segments?.duration ?? plan.duration)
+        let control = RunControl(duration: plan.duration)
         plan.segments?.sample(stats)
         // Open loop: the rate is shared by the users that send on a schedule.
         let pacedCount = roles.filter(\.paced).count
