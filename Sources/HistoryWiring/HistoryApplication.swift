@@ -99,7 +99,8 @@ public final class HistoryApplication: Sendable {
         let onWarning: @Sendable (String) -> Void = { message in logger.warning(message) }
         if PostgresStoreConfiguration.isPostgresURI(configuration.databasePath) {
             var postgres = PostgresStoreConfiguration(
-                uri: configuration.databasePath, onBatchCommitted: onBatchCommitted, onWarning: onWarning)
+                uri: configuration.databasePath, onBatchCommitted: onBatchCommitted,
+                onPageStatement: { pages in metrics.recordPageStatement(pages: pages) }, onWarning: onWarning)
             if let readers = configuration.readConnections { postgres.readerCount = readers }
             return (try PostgresHistoryStore(configuration: postgres), postgres.readerCount)
         }

@@ -137,7 +137,8 @@ struct HTTPBehaviourTests {
                            "# TYPE history_open_connections gauge",
                            "# TYPE history_parked_long_polls gauge",
                            "# TYPE history_read_pool_queued gauge",
-                           "# TYPE history_append_batch_size histogram"] {
+                           "# TYPE history_append_batch_size histogram",
+                           "# TYPE history_page_statement_size histogram"] {
                 #expect(text.contains(family), "\(family)")
             }
             #expect(text.contains(#"history_http_requests_total{route="GET /v1/conversations/{cid}/messages",method="GET",status="200"} 1"#))

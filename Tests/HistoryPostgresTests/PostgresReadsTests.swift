@@ -266,7 +266,9 @@ extension PostgresTests {
                 ]
                 let statements: [(String, String, [String])] = PostgresPageRows.allCases.flatMap { shape in
                     pages.map { name, statement, arguments in ("\(name) (\(shape))", statement.sql(shape), arguments) }
-                } + [("members", PostgresReads.MemberSQL.page, ["'c0'", "'user-1'", "''", "51"])]
+                } + [("members", PostgresReads.MemberSQL.page, ["'c0'", "'user-1'", "''", "51"]),
+                     ("pages together", PostgresPageBatch.sql,
+                      ["'{c0,c1,small-7}'", "'{user-1,\"\",user-2}'", "'{\(Int64.max),5000,100}'", "'{50,50,200}'"])]
                 for (name, sql, arguments) in statements {
                     let plan = try fixture.plan(sql, arguments)
                     #expect(plan.contains("Index Scan"), "\(name): \(plan)")

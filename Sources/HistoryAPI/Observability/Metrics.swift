@@ -22,6 +22,8 @@ import Synchronization
 /// - `history_read_pool_queued` gauge (requests and long-poll re-reads
 ///   waiting for a read-pool thread: a pool that cannot keep up)
 /// - `history_append_batch_size` histogram (appends per group commit)
+/// - `history_page_statement_size` histogram (PostgreSQL: newest and
+///   `before` pages read by one statement, `ReadBatcher`)
 /// - `history_newest_page_cache_hits_total` and `..._stores_total`
 ///   counters: newest pages answered from `NewestPageCache`, and kept in it
 /// - `history_access_denied_total{status,code}` counter: 401s and 403s by
@@ -35,6 +37,7 @@ public final class Metrics: Sendable {
     static let latencyBuckets: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                            0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
     static let batchBuckets: [Double] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    static let pageStatementBuckets: [Double] = [1, 2, 4, 8, 16]
 
     fileprivate struct StatusKey: Hashable, Sendable {
         var method: String
@@ -48,6 +51,7 @@ public final class Metrics: Sendable {
 
     private struct State: Sendable {
         var batches = Histogram(upperBounds: Metrics.batchBuckets)
+        var pageStatements = Histogram(upperBounds: Metrics.pageStatementBuckets)
         var openConnections = 0
         var denied: [DeniedKey: Int] = [:]
     }
@@ -97,6 +101,12 @@ public final class Metrics: Sendable {
     /// One group commit of `size` appends (`SQLiteStoreConfiguration.onBatchCommitted`).
     public func recordBatch(size: Int) {
         state.withLock { $0.batches.observe(Double(size)) }
+    }
+
+    /// One PostgreSQL statement that read `pages` pages together
+    /// (`PostgresStoreConfiguration.onPageStatement`).
+    public func recordPageStatement(pages: Int) {
+        state.withLock { $0.pageStatements.observe(Double(pages)) }
     }
 
     /// One request refused by authentication (401) or the access policy
@@ -155,6 +165,10 @@ public final class Metrics: Sendable {
         text += "# HELP history_append_batch_size Appends committed per group-commit transaction.\n"
         text += "# TYPE history_append_batch_size histogram\n"
         snapshot.batches.render(name: "history_append_batch_size", labels: nil, into: &text)
+
+        text += "# HELP history_page_statement_size Pages read by one statement (PostgreSQL: newest and before pages asked at the same time read together).\n"
+        text += "# TYPE history_page_statement_size histogram\n"
+        snapshot.pageStatements.render(name: "history_page_statement_size", labels: nil, into: &text)
 
         text += "# HELP history_access_denied_total Requests refused by authentication (401) or access policy (403), by code.\n"
         text += "# TYPE history_access_denied_total counter\n"

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import HistoryStore
 import Synchronization
 
@@ -54,6 +55,10 @@ public final class PostgresHistoryStore: StoreFront, @unchecked Sendable {
     /// True while this instance hears the other instances' commits.
     public var isListening: Bool { postgres.listener.isListening }
 
+    /// Statements of pages read together, the pages they read, and the
+    /// pages waiting for one now (tests).
+    package var pageStatementCounts: (statements: Int, requests: Int, waiting: Int) { postgres.pageStatementCounts }
+
     /// The listening session's backend pid (tests terminate it).
     package var listenerBackendPID: Int32 { postgres.listener.backendPID }
 
@@ -87,12 +92,17 @@ final class PostgresBackend: StoreEngine {
     /// the other instances' come in through the listener.
     let typing: TypingBoard
     private let typingRelay: PostgresTypingRelay
+    /// Newest and `before` pages asked at the same time, read together.
+    private let pages: ReadBatcher<PostgresPageBatch.Request, PostgresPageBatch.Rows, StoreError>
     /// Set by `finishWrites`: a read then fails `.closed` rather than retry.
     private let isClosed = Atomic<Bool>(false)
 
     init(configuration: PostgresStoreConfiguration, migrations: [Migration]) throws(StoreError) {
         guard configuration.readerCount >= 1 else {
             throw .invalidSetting("readerCount", reason: "must be at least 1")
+        }
+        if let pageStatements = configuration.pageStatements, !(1...configuration.readerCount).contains(pageStatements) {
+            throw .invalidSetting("pageStatements", reason: "must be between 1 and readerCount")
         }
         guard configuration.maximumBatchSize >= 1 else {
             throw .invalidSetting("maximumBatchSize", reason: "must be at least 1")
@@ -176,6 +186,8 @@ final class PostgresBackend: StoreEngine {
             throw StoreError(postgres: error)
         }
         self.configuration = configuration
+        pages = ReadBatcher(maximumRunning: configuration.pageStatements ?? max(1, configuration.readerCount / 4),
+                            maximumBatch: Self.pagesPerStatement)
         self.readers = readers
         self.writerPool = writerPool
         self.writer = writer
@@ -247,6 +259,34 @@ final class PostgresBackend: StoreEngine {
 
     func submit(_ request: WriteRequest) {
         writer.submit(request)
+    }
+
+    /// The most pages one statement reads: past 8 a page's share of the
+    /// executor's start no longer shrinks much (docs/performance.md,
+    /// "Pages read together on PostgreSQL"), and the statement's time, which
+    /// each of its pages waits, keeps growing.
+    static let pagesPerStatement = 16
+
+    /// Newest and `before` pages through `pages`, the others alone.
+    func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page {
+        guard let request = PostgresPageBatch.Request(conversation, query, access: access) else {
+            return try read { reads throws(StoreError) in try reads.page(of: conversation, query, access: access) }
+        }
+        let onPageStatement = configuration.onPageStatement
+        let (rows, index) = try pages.read(request) { requests throws(StoreError) in
+            let rows = try withReader { connection throws(StoreError) in try PostgresPageBatch.read(requests, on: connection) }
+            onPageStatement?(requests.count)
+            return rows
+        }.get()
+        if let page = try PostgresPageBatch.page(index, of: rows, request) { return page }
+        return try read { reads throws(StoreError) in try reads.page(of: conversation, query, access: access) }
+    }
+
+    /// Statements of pages read together, the pages they read, and the
+    /// pages waiting for one now (tests).
+    var pageStatementCounts: (statements: Int, requests: Int, waiting: Int) {
+        let counts = pages.counts
+        return (counts.statements, counts.requests, pages.waitingCount)
     }
 
     /// One read on a pooled session; the read takes its own snapshot.

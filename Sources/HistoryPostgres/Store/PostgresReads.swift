@@ -204,12 +204,11 @@ package struct PostgresReads: SnapshotReads {
         switch query.cursor {
         case .newest:
             let (conversation, rows) = try messages(SQL.descending, id, access, [.int64(.max), .int64(limit)])
-            return Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
+            return Self.descendingPage(rows, in: conversation, below: .max)
 
         case .before(let before):
             let (conversation, rows) = try messages(SQL.descending, id, access, [.int64(before), .int64(limit)])
-            return Page(rows: rows, in: conversation, emptyHasOlder: false,
-                        emptyHasNewer: conversation.newestID.map { $0 >= before } ?? false)
+            return Self.descendingPage(rows, in: conversation, below: before)
 
         case .after(let after):
             guard let window = query.window else {
@@ -243,6 +242,15 @@ package struct PostgresReads: SnapshotReads {
         case .aroundTime(let time):
             return try around(time, in: id, limit: query.limit, access: access)
         }
+    }
+
+    /// A `newest` (`below` is `Int64.max`) or `before` page of the rows read
+    /// below `below`: nothing lies beyond an empty page's older side, and
+    /// an empty `before` page has newer messages when the conversation's
+    /// newest is at or above its cursor.
+    static func descendingPage(_ rows: MessageRows, in conversation: Conversation, below: Int64) -> Page {
+        Page(rows: rows, in: conversation, emptyHasOlder: false,
+             emptyHasNewer: below != .max && (conversation.newestID.map { $0 >= below } ?? false))
     }
 
     /// `floor(limit/2)` older messages, the anchor when it exists, newer ones
@@ -315,14 +323,22 @@ package struct PostgresReads: SnapshotReads {
         // The first row holds the conversation: in every shape, since a
         // `withPageRows` statement's first branch is it. Looked for, not
         // assumed, as UNION ALL promises no order.
-        guard let head = (0..<result.rowCount).first(where: { !result.isNull($0, 0) }) else {
-            throw .conversationNotFound(id)
-        }
+        let head = (0..<result.rowCount).first(where: { !result.isNull($0, 0) })
+        return (try Self.decide(access, result, head: head, at: 0, id: id), result)
+    }
+
+    /// The conversation in row `head` (its columns and then `caller_role`
+    /// from `column` on) once `access` allows the caller the role read
+    /// beside it; `.conversationNotFound` when there is no such row.
+    static func decide(_ access: AccessCheck, _ result: PGResult, head: Int?, at column: Int,
+                       id: ConversationID) throws(StoreError) -> Conversation {
+        guard let head else { throw .conversationNotFound(id) }
         if access.user != nil {
-            let role = result.optionalString(head, PostgresRows.conversationColumnCount).flatMap(MemberRole.init(rawValue:))
+            let role = result.optionalString(head, column + PostgresRows.conversationColumnCount)
+                .flatMap(MemberRole.init(rawValue:))
             if let failure = access.failure(role: role, in: id) { throw failure }
         }
-        return (PostgresRows.conversation(result, row: head, at: 0, id: id).conversation, result)
+        return PostgresRows.conversation(result, row: head, at: column, id: id).conversation
     }
 
     /// Runs a page statement in the `.stored` shape, and again `.whole`

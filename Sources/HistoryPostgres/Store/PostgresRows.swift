@@ -101,11 +101,16 @@ enum PostgresRows {
     /// walks the index backwards): those two are recognised in one pass,
     /// and only another order is sorted.
     static func rowsOrdered(_ result: PGResult, by column: Int) -> [Int] {
+        rowsOrdered(result, 0..<result.rowCount, by: column)
+    }
+
+    /// `rows` of the result, ordered as `rowsOrdered(_:by:)` orders a whole result.
+    static func rowsOrdered(_ result: PGResult, _ rows: some Collection<Int>, by column: Int) -> [Int] {
         var keyed: [(row: Int, key: Int64)] = []
-        keyed.reserveCapacity(result.rowCount)
+        keyed.reserveCapacity(rows.count)
         var ascending = true
         var descending = true
-        for row in 0..<result.rowCount where !result.isNull(row, column) {
+        for row in rows where !result.isNull(row, column) {
             let key = result.int64(row, column)
             if let last = keyed.last?.key {
                 ascending = ascending && last < key

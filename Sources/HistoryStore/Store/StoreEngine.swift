@@ -10,6 +10,11 @@ package protocol StoreEngine: Sendable {
     /// Runs `body` in one snapshot on a pooled read connection.
     func read<T>(_ body: (any SnapshotReads) throws(StoreError) -> T) throws(StoreError) -> T
 
+    /// A page, in one snapshot (`query` was validated). The default reads
+    /// it alone; an engine whose reads are round trips may read the pages
+    /// asked at the same time together.
+    func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page
+
     /// Queues a write for the group-committing writer; its completion runs
     /// once the write is durable, after the commit was published to
     /// `waiters`.
@@ -52,6 +57,10 @@ package protocol StoreEngine: Sendable {
 }
 
 extension StoreEngine {
+    package func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page {
+        try read { reads throws(StoreError) in try reads.page(of: conversation, query, access: access) }
+    }
+
     package func decideTypingAccess(_ access: AccessCheck, to conversation: ConversationID,
                                     _ decided: @escaping @Sendable (StoreError?) -> Void) {
         do throws(StoreError) {

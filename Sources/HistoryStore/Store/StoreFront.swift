@@ -128,7 +128,8 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
 
     public func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page {
         try query.validate()
-        return try read { reads throws(StoreError) in try reads.page(of: conversation, query, access: access) }
+        guard !closed else { throw .closed }
+        return try backend.page(of: conversation, query, access: access)
     }
 
     public func changes(in conversation: ConversationID, _ query: ChangeQuery,
