@@ -6,8 +6,9 @@ import HistoryTestSupport
 import Testing
 
 extension PostgresTests {
-    /// Newest and `before` pages read together (`PostgresPageBatch`,
-    /// `ReadBatcher`) answer exactly what each page read alone answers.
+    /// Newest and `before` pages and conversations read together
+    /// (`PostgresPageBatch`, `ReadBatcher`) answer exactly what each read
+    /// alone answers.
     @Suite struct PostgresPageBatchTests {
         /// A member's read: a non-member gets the answer of a missing conversation.
         private static func member(_ user: String) -> AccessCheck {
@@ -74,6 +75,11 @@ extension PostgresTests {
                     Self.summary(Result { () throws(StoreError) in try fixture.reads.page(of: conversation, query, access: access) })
                 }
                 #expect(expected.contains { $0.hasPrefix("error") } && expected.contains { !$0.hasPrefix("error") })
+                // Conversations read alone (a conditional request's first read) go in the same statements.
+                let conversationsAsked = (names + ["missing"]).flatMap { name in accesses.map { (ConversationID(name)!, $0) } }
+                let conversationsExpected = conversationsAsked.map { conversation, access in
+                    "\(Result { () throws(StoreError) in try fixture.reads.conversation(conversation, access: access) })"
+                }
 
                 // The first statement waits behind a lock while the other
                 // threads ask theirs: they queue, and go together after it.
@@ -81,6 +87,7 @@ extension PostgresTests {
                 try fixture.connection.execute(sql: "LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
                 let requests = asked
                 let answers = Locked<[Int: String]>([:])
+                let wrongConversations = Locked<[String]>([])
                 let passes = 3
                 let group = DispatchGroup()
                 for thread in 0..<16 {
@@ -94,6 +101,10 @@ extension PostgresTests {
                                     try store.page(of: conversation, query, access: access)
                                 })
                                 answers.withLock { $0[index * passes + pass] = answer }
+                                let other = (index + pass) % conversationsAsked.count
+                                let (conversation2, access2) = conversationsAsked[other]
+                                let read = "\(Result { () throws(StoreError) in try store.conversation(conversation2, access: access2) })"
+                                if read != conversationsExpected[other] { wrongConversations.withLock { $0.append(read) } }
                             }
                         }
                     }
@@ -115,6 +126,7 @@ extension PostgresTests {
                     }
                 }
                 #expect(mismatches == 0)
+                #expect(wrongConversations.value.isEmpty, "\(wrongConversations.value.count) wrong, first: \(wrongConversations.value.prefix(3))")
                 // The pages went together: fewer statements than pages.
                 let (statements, pages, _) = store.pageStatementCounts
                 #expect(pages > 0 && statements < pages, "\(statements) statements for \(pages) pages")

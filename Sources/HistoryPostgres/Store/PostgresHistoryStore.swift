@@ -92,7 +92,7 @@ final class PostgresBackend: StoreEngine {
     /// the other instances' come in through the listener.
     let typing: TypingBoard
     private let typingRelay: PostgresTypingRelay
-    /// Newest and `before` pages asked at the same time, read together.
+    /// Newest and `before` pages and conversations asked at the same time, read together.
     private let pages: ReadBatcher<PostgresPageBatch.Request, PostgresPageBatch.Rows, StoreError>
     /// Set by `finishWrites`: a read then fails `.closed` rather than retry.
     private let isClosed = Atomic<Bool>(false)
@@ -272,14 +272,25 @@ final class PostgresBackend: StoreEngine {
         guard let request = PostgresPageBatch.Request(conversation, query, access: access) else {
             return try read { reads throws(StoreError) in try reads.page(of: conversation, query, access: access) }
         }
+        let (rows, index) = try readTogether(request)
+        if let page = try PostgresPageBatch.page(index, of: rows, request) { return page }
+        return try read { reads throws(StoreError) in try reads.page(of: conversation, query, access: access) }
+    }
+
+    /// The conversation through `pages` too, as a page of no rows.
+    func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation {
+        let request = PostgresPageBatch.Request(conversation: id, access: access)
+        let (rows, index) = try readTogether(request)
+        return try PostgresPageBatch.conversation(index, of: rows, request)
+    }
+
+    private func readTogether(_ request: PostgresPageBatch.Request) throws(StoreError) -> (PostgresPageBatch.Rows, Int) {
         let onPageStatement = configuration.onPageStatement
-        let (rows, index) = try pages.read(request) { requests throws(StoreError) in
+        return try pages.read(request) { requests throws(StoreError) in
             let rows = try withReader { connection throws(StoreError) in try PostgresPageBatch.read(requests, on: connection) }
             onPageStatement?(requests.count)
             return rows
         }.get()
-        if let page = try PostgresPageBatch.page(index, of: rows, request) { return page }
-        return try read { reads throws(StoreError) in try reads.page(of: conversation, query, access: access) }
     }
 
     /// Statements of pages read together, the pages they read, and the

@@ -3,7 +3,9 @@ import HistoryStore
 /// The newest and `before` pages of several requests, read by one
 /// statement: each request's access check, its conversation's counters and
 /// its rows, all in the statement's one snapshot, as `PostgresReads` reads
-/// one page (`SQL.descending`), with the request's number in column 0.
+/// one page (`SQL.descending`), with the request's number in column 0. A
+/// conversation read alone (its counters, which conditional requests and
+/// kept newest pages read first) is a request for no rows.
 ///
 /// Why: PostgreSQL starts its executor again for every execution of a
 /// prepared statement, and that start, not the rows, is most of its CPU
@@ -32,6 +34,15 @@ package enum PostgresPageBatch {
             self.conversation = conversation
             self.access = access
             limit = query.limit
+        }
+
+        /// The conversation alone, its access decided (a page of no rows):
+        /// what a conditional request and a kept newest page read first.
+        init(conversation: ConversationID, access: AccessCheck) {
+            self.conversation = conversation
+            self.access = access
+            below = .max
+            limit = 0
         }
     }
 
@@ -102,6 +113,13 @@ package enum PostgresPageBatch {
             .text(PostgresArrayLiteral.int64s(requests.map { Int64($0.limit) })),
         ])
         return Rows(result, requests: requests.count)
+    }
+
+    /// Request `index`'s conversation once its access is decided, as
+    /// `PostgresReads.conversation(_:access:)` answers it.
+    static func conversation(_ index: Int, of rows: Rows, _ request: Request) throws(StoreError) -> Conversation {
+        try PostgresReads.decide(request.access, rows.result, head: rows.heads[index], at: conversationColumn,
+                                 id: request.conversation)
     }
 
     /// Request `index`'s page, its access decided first, exactly as

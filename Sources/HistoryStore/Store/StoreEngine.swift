@@ -15,6 +15,10 @@ package protocol StoreEngine: Sendable {
     /// asked at the same time together.
     func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page
 
+    /// A conversation once `access` allows its caller, in one snapshot; the
+    /// default reads it alone, as `page` does.
+    func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation
+
     /// Queues a write for the group-committing writer; its completion runs
     /// once the write is durable, after the commit was published to
     /// `waiters`.
@@ -59,6 +63,10 @@ package protocol StoreEngine: Sendable {
 extension StoreEngine {
     package func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page {
         try read { reads throws(StoreError) in try reads.page(of: conversation, query, access: access) }
+    }
+
+    package func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation {
+        try read { reads throws(StoreError) in try reads.conversation(id, access: access) }
     }
 
     package func decideTypingAccess(_ access: AccessCheck, to conversation: ConversationID,

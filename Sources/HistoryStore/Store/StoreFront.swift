@@ -40,7 +40,8 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
     /// conditional request for it is decided without a read.
     public func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation {
         guard let kept = backend.keptVersions else {
-            return try read { reads throws(StoreError) in try reads.conversation(id, access: access) }
+            guard !closed else { throw .closed }
+            return try backend.conversation(id, access: access)
         }
         let ticket = kept.ticket()
         // A user's role as the access check read it, in the same snapshot.
