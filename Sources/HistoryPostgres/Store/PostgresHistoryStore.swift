@@ -186,7 +186,9 @@ final class PostgresBackend: StoreEngine {
             throw StoreError(postgres: error)
         }
         self.configuration = configuration
-        pages = ReadBatcher(maximumRunning: configuration.pageStatements ?? max(1, configuration.readerCount / 4),
+        pages = ReadBatcher(maximumRunning: configuration.pageStatements
+                                ?? Self.defaultPageStatements(readers: configuration.readerCount,
+                                                              processors: ProcessInfo.processInfo.activeProcessorCount),
                             maximumBatch: Self.pagesPerStatement)
         self.readers = readers
         self.writerPool = writerPool
@@ -259,6 +261,16 @@ final class PostgresBackend: StoreEngine {
 
     func submit(_ request: WriteRequest) {
         writer.submit(request)
+    }
+
+    /// A quarter of the reading sessions, at most one per core: on two
+    /// cores two statements at a time served the most deep pages, with 8
+    /// reading sessions and with 16 (one: less of PostgreSQL's CPU per
+    /// page, fewer pages; four, with 16 sessions: batches too small to
+    /// pay for their hand-offs, no better than reading each page alone;
+    /// docs/performance.md, "Pages read together on PostgreSQL").
+    static func defaultPageStatements(readers: Int, processors: Int) -> Int {
+        max(1, min(readers / 4, processors))
     }
 
     /// The most pages one statement reads: past 8 a page's share of the

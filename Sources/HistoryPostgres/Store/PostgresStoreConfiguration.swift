@@ -10,7 +10,7 @@ public struct PostgresStoreConfiguration: Sendable {
     /// Newest and `before` pages asked at the same time are read together,
     /// one statement for several (`ReadBatcher`); at most this many such
     /// statements run at once, each on a reading session. nil: a quarter of
-    /// `readerCount` (at least 1). Fewer means larger statements, so less
+    /// `readerCount`, at most one per core, at least 1. Fewer means larger statements, so less
     /// of PostgreSQL's CPU per page, and more waiting behind a slow one
     /// (docs/performance.md, "Pages read together on PostgreSQL").
     public var pageStatements: Int?
