@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import HistoryPostgres
+@testable import HistoryPostgres
 import HistoryStore
 import HistoryTestSupport
 import Testing
@@ -130,6 +130,22 @@ extension PostgresTests {
                 // The pages went together: fewer statements than pages.
                 let (statements, pages, _) = store.pageStatementCounts
                 #expect(pages > 0 && statements < pages, "\(statements) statements for \(pages) pages")
+            }
+        }
+
+        /// A quarter of the readers, at most one per core, at least one;
+        /// a setting outside 1...readers is refused before connecting.
+        @Test func howManyStatementsRunAtOnce() async throws {
+            let cases = [(8, 2, 2), (16, 2, 2), (16, 8, 4), (2, 2, 1), (1, 1, 1), (32, 4, 4), (64, 64, 16)]
+            for (readers, processors, expected) in cases {
+                #expect(PostgresBackend.defaultPageStatements(readers: readers, processors: processors) == expected,
+                        "\(readers) readers, \(processors) cores")
+            }
+            for statements in [0, 3] {
+                #expect(throws: StoreError.invalidSetting("pageStatements", reason: "must be between 1 and readerCount")) {
+                    try PostgresHistoryStore(configuration: PostgresStoreConfiguration(
+                        uri: "postgresql://nobody@/none?host=/nonexistent", readerCount: 2, pageStatements: statements))
+                }
             }
         }
 
