@@ -286,7 +286,10 @@ final class PostgresBackend: StoreEngine {
         }
         let (rows, index) = try readTogether(request)
         if let page = try PostgresPageBatch.page(index, of: rows, request) { return page }
-        return try read { reads throws(StoreError) in try reads.page(of: conversation, query, access: access) }
+        return try withReader { connection throws(StoreError) in
+            try PostgresReads(connection: connection).wholeDescendingPage(of: conversation, below: request.below,
+                                                                          limit: request.limit, access: access)
+        }
     }
 
     /// The conversation through `pages` too, as a page of no rows.

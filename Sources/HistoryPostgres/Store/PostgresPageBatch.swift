@@ -124,7 +124,8 @@ package enum PostgresPageBatch {
 
     /// Request `index`'s page, its access decided first, exactly as
     /// `PostgresReads.page` answers it; nil when a row it read has no
-    /// stored JSON (it is then read alone, in the whole shape).
+    /// stored JSON (it is then read alone, in the whole shape:
+    /// `PostgresReads.wholeDescendingPage`).
     static func page(_ index: Int, of rows: Rows, _ request: Request) throws(StoreError) -> Page? {
         let result = rows.result
         let conversation = try PostgresReads.decide(request.access, result, head: rows.heads[index],

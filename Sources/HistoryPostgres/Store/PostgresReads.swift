@@ -244,6 +244,15 @@ package struct PostgresReads: SnapshotReads {
         }
     }
 
+    /// A `newest` or `before` page read in the whole shape at once: for a
+    /// page read together with others that met a row without stored JSON
+    /// (reading the stored shape again would only meet it again).
+    func wholeDescendingPage(of id: ConversationID, below: Int64, limit: Int,
+                             access: AccessCheck) throws(StoreError) -> Page {
+        let (conversation, result) = try conversationRead(SQL.descending.whole, id, access, [.int64(below), .int64(Int64(limit))])
+        return Self.descendingPage(messageRows(result, in: id), in: conversation, below: below)
+    }
+
     /// A `newest` (`below` is `Int64.max`) or `before` page of the rows read
     /// below `below`: nothing lies beyond an empty page's older side, and
     /// an empty `before` page has newer messages when the conversation's
