@@ -12,7 +12,7 @@
 #   scripts/bench_several_instances.sh [OUT_DIR]     # about 7 minutes
 #
 # Environment: CONVERSATIONS (1000), MESSAGES (2500000: load-0000 holds 1M),
-# ROUNDS (5, bench's --page-rounds), GZIP (1; 0: identity pages), PGBIN, READERS (each server's
+# ROUNDS (5, bench's --page-rounds), GZIP (1; 0: identity pages), PGBIN, READERS (each PostgreSQL server's
 # --read-connections; its default when unset); ALTERNATE=N: only the deep
 # pages of the three set-ups, alternated in N rounds, with CPU per page. Everything it starts is stopped and deleted on exit.
 set -euo pipefail
@@ -29,7 +29,7 @@ read -r PGPORT PORT_SQLITE PORT_A PORT_B <<<"$(free_ports 4)"
 
 # PostgreSQL: durable settings (fsync and synchronous_commit on: the defaults).
 pg_cluster_start "$PGPORT" "-c max_connections=100 -c shared_buffers=512MB -c fsync=on -c synchronous_commit=on \
- -c max_wal_size=4GB -c wal_compression=on"
+ -c max_wal_size=4GB -c wal_compression=on -c log_checkpoints=on -c log_autovacuum_min_duration=0"
 "$PGBIN/psql" -X -At -d "$DB" -c "SELECT version(); SHOW fsync; SHOW synchronous_commit; SHOW shared_buffers" >"$OUT/postgres-settings.txt"
 
 SEED=(--conversations "$CONVERSATIONS" --messages "$MESSAGES" --quiet)
@@ -37,12 +37,21 @@ log "seed SQLite"
 "$BIN/history-load" seed --direct "$WORK/history.sqlite" "${SEED[@]}" | tee "$OUT/seed-sqlite.txt"
 log "seed PostgreSQL (COPY)"
 "$BIN/history-load" seed --direct "$DB" "${SEED[@]}" | tee "$OUT/seed-postgres.txt"
-"$PGBIN/psql" -X -q -d "$DB" -c "VACUUM ANALYZE"
+# The seed's and VACUUM's dirty pages written out before anything is
+# measured, not by a checkpoint or the kernel's writeback under the rows.
+"$PGBIN/psql" -X -q -d "$DB" -c "VACUUM ANALYZE" -c "CHECKPOINT"
+sync
 
 SERVER_FLAGS=(--host 127.0.0.1 --max-connections 12000 --max-connections-per-client 0 --max-parked-polls-per-client 100000)
-[ -n "${READERS:-}" ] && SERVER_FLAGS+=(--read-connections "$READERS")
+# READERS is PostgreSQL's sessions: the SQLite server keeps its default
+# (one reader per core), as 16 SQLite readers on 2 cores served a third
+# fewer deep pages (docs/performance.md, "How many SQLite readers").
+PG_FLAGS=()
+[ -n "${READERS:-}" ] && PG_FLAGS=(--read-connections "$READERS")
 start_server() { # name port database
-    "$BIN/history-server" "${SERVER_FLAGS[@]}" --port "$2" --database "$3" >"$WORK/$1.out" 2>"$WORK/$1.err" &
+    local flags=("${SERVER_FLAGS[@]}")
+    [[ "$3" == postgresql://* ]] && flags+=("${PG_FLAGS[@]}")
+    "$BIN/history-server" "${flags[@]}" --port "$2" --database "$3" >"$WORK/$1.out" 2>"$WORK/$1.err" &
     PIDS+=($!)
     wait_healthy "$2" || { cat "$WORK/$1.err" >&2; exit 1; }
 }
@@ -155,4 +164,5 @@ for kind in ("deep", "post"):
     one, two = rate(f"{kind}-one"), rate(f"{kind}-two-a") + rate(f"{kind}-two-b")
     print(f"{kind}: one instance {one:.0f}/s, two instances {two:.0f}/s in total ({(two / one - 1) * 100:+.0f}%)")
 PY
+cp "$WORK/pg/postgres.log" "$OUT/postgres.log"
 log "done: $OUT"
