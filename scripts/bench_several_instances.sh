@@ -55,6 +55,12 @@ start_server() { # name port database
     PIDS+=($!)
     wait_healthy "$2" || { cat "$WORK/$1.err" >&2; exit 1; }
 }
+# Keeps PostgreSQL's log (checkpoints, autovacuum) beside the results; the
+# work folder is deleted on exit.
+finish() {
+    cp "$WORK/pg/postgres.log" "$OUT/postgres.log"
+    log "done: $OUT"
+}
 stop_server() { # pid
     kill "$1"; wait "$1" 2>/dev/null || true
 }
@@ -118,7 +124,7 @@ print(f"two-{n}: {pages} pages ({rate:.0f}/s: {a['requests_per_second']:.0f} + {
       f"total {(server + pg) / pages * 1e6:.0f} us/page")
 PY
     done
-    log "done: $OUT"
+    finish
     exit 0
 fi
 
@@ -164,5 +170,4 @@ for kind in ("deep", "post"):
     one, two = rate(f"{kind}-one"), rate(f"{kind}-two-a") + rate(f"{kind}-two-b")
     print(f"{kind}: one instance {one:.0f}/s, two instances {two:.0f}/s in total ({(two / one - 1) * 100:+.0f}%)")
 PY
-cp "$WORK/pg/postgres.log" "$OUT/postgres.log"
-log "done: $OUT"
+finish
