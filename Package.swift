@@ -54,7 +54,7 @@ let package = Package(
         // SQLite: the embedded default, its schema embedded from migrations/.
         .target(
             name: "HistorySQLite",
-            dependencies: ["CSQLite", "HistoryStore"],
+            dependencies: ["CSQLite", "HistoryStore", "HostResources"],
             swiftSettings: strictSettings,
             plugins: ["EmbedMigrations"]
         ),
@@ -69,7 +69,7 @@ let package = Package(
         // schema is embedded from migrations/postgres/.
         .target(
             name: "HistoryPostgres",
-            dependencies: ["CLibPQ", "HistoryStore"],
+            dependencies: ["CLibPQ", "HistoryStore", "HostResources"],
             swiftSettings: strictSettings,
             plugins: ["EmbedMigrations"]
         ),
@@ -91,6 +91,13 @@ let package = Package(
         // MARK: - HTTP
         // epoll and timerfd, which Glibc's Swift module does not export.
         .target(name: "CSystem"),
+        // How many processors the process may use (affinity, cgroup CPU
+        // quota): what the HTTP threads and both stores size themselves by.
+        .target(
+            name: "HostResources",
+            dependencies: ["CSystem"],
+            swiftSettings: strictSettings
+        ),
         // The system's zlib, for gzip content coding (Debian: zlib1g-dev).
         .systemLibrary(
             name: "CZlib",
@@ -99,7 +106,7 @@ let package = Package(
         // Our HTTP/1.1 on epoll, server and client side: no framework.
         .target(
             name: "HTTPCore",
-            dependencies: ["CSystem", "CZlib"],
+            dependencies: ["CSystem", "CZlib", "HostResources"],
             swiftSettings: strictSettings
         ),
 
@@ -139,7 +146,8 @@ let package = Package(
         // server around the API (HistoryApplication).
         .target(
             name: "HistoryWiring",
-            dependencies: ["HistoryAPI", "HistoryAccess", "HistoryStore", "HistorySQLite", "HistoryPostgres", "HTTPCore"],
+            dependencies: ["HistoryAPI", "HistoryAccess", "HistoryStore", "HistorySQLite", "HistoryPostgres", "HTTPCore",
+                           "HostResources"],
             swiftSettings: strictSettings
         ),
         // history-server: its flags and environment variables become a
@@ -212,7 +220,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HTTPCoreTests",
-            dependencies: ["HTTPCore", "HistoryTestSupport"],
+            dependencies: ["HTTPCore", "HostResources", "HistoryTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

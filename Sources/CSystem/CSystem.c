@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CSystem.h"
 #include <pthread.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -67,4 +68,11 @@ int csystem_timerfd_arm_absolute(int timer, uint64_t due_nanoseconds) {
         .it_value = { (time_t)(due_nanoseconds / 1000000000u), nanoseconds },
     };
     return timerfd_settime(timer, TFD_TIMER_ABSTIME, &setting, NULL);
+}
+
+int csystem_affinity_processor_count(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+    return CPU_COUNT(&set);
 }

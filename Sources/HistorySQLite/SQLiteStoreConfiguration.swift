@@ -1,5 +1,6 @@
 import Foundation
 import HistoryStore
+import HostResources
 /// How durable an answered write is.
 public enum SQLiteDurability: String, Sendable, CaseIterable {
     /// `synchronous=FULL`: an answered write survives the loss of power.
@@ -22,7 +23,9 @@ public struct SQLiteStoreConfiguration: Sendable {
     /// on them. On two cores, 2 readers served 5% to 15% more deep pages than
     /// 4, with less CPU each, on 40,000 and on 2.5 million messages
     /// (docs/performance.md, "How many SQLite readers").
-    public static var defaultReaderCount: Int { max(2, ProcessInfo.processInfo.activeProcessorCount) }
+    /// Cores are those the process may use (`AvailableProcessors`), not
+    /// the machine's: a container limited to 2 CPUs of 64 gets 2.
+    public static var defaultReaderCount: Int { max(2, AvailableProcessors.count) }
     /// How long a connection waits on a lock before failing, in milliseconds.
     public var busyTimeoutMilliseconds: Int32
     /// The most appends the writer commits in one transaction.

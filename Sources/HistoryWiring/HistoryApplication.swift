@@ -5,6 +5,7 @@ import HistoryAccess
 import HistoryPostgres
 import HistoryStore
 import HistorySQLite
+import HostResources
 
 /// The whole server, wired: store, API, HTTP server, metrics and logs.
 ///
@@ -22,6 +23,8 @@ public final class HistoryApplication: Sendable {
     public static let version = "1.0.0"
 
     public let configuration: ServerConfiguration
+    /// How many threads serve and read, for the start-up log.
+    private let threadSizing: String
     public let store: any HistoryStore
     public let metrics: Metrics
     public let logger: Logger
@@ -81,6 +84,7 @@ public final class HistoryApplication: Sendable {
                                                         // store has readers, and one per core never does.
                                                         threadCount: HTTPServerConfiguration.processorCount + readerCount,
                                                         blockingThreadLimit: readerCount)
+        threadSizing = "\(httpConfiguration.threadCount) HTTP threads, \(readerCount) store readers"
         self.configuration = configuration
         self.store = store
         self.metrics = metrics
@@ -122,6 +126,9 @@ public final class HistoryApplication: Sendable {
             throw error
         }
         logger.debug("listening on \(address)")
+        // What the threads were sized by: in a container, its CPU limit,
+        // not the host's cores (`AvailableProcessors`).
+        logger.info("\(AvailableProcessors.explanation): \(threadSizing)")
     }
 
     /// The bound port (the real one when configured with 0).

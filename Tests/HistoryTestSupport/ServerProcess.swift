@@ -34,9 +34,12 @@ public final class ServerProcess: Sendable {
     /// it) with that soft limit on open files, as on a stingier machine; with
     /// `openFileLimit`, with that soft and hard limit (it cannot raise it).
     /// `environment` is added to this process's; `startupAddress` is how the
-    /// start-up line names the address (the port follows it).
+    /// start-up line names the address (the port follows it). With
+    /// `launcher` (a command and its arguments, e.g. `taskset -c 0`), the
+    /// server is started through it.
     public init(arguments: [String], environment: [String: String] = [:], openFileSoftLimit: Int? = nil,
-                openFileLimit: Int? = nil, startupAddress: String = "http://127.0.0.1:") throws {
+                openFileLimit: Int? = nil, startupAddress: String = "http://127.0.0.1:",
+                launcher: [String] = []) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
             throw StartupFailed(output: "no binary at \(Self.binary.path): the test target must depend on HistoryServer")
         }
@@ -48,6 +51,9 @@ public final class ServerProcess: Sendable {
         } else if let openFileSoftLimit {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "ulimit -Sn \(openFileSoftLimit) && exec \"$0\" \"$@\"", Self.binary.path] + arguments
+        } else if let command = launcher.first {
+            process.executableURL = URL(fileURLWithPath: command)
+            process.arguments = launcher.dropFirst() + [Self.binary.path] + arguments
         } else {
             process.executableURL = Self.binary
             process.arguments = arguments

@@ -2,8 +2,8 @@
 #define CSYSTEM_H
 #include <stdint.h>
 
-/// The Linux event calls Glibc's Swift module does not export (epoll,
-/// timerfd), behind functions whose arguments are plain integers and one
+/// The Linux calls Glibc's Swift module does not export (epoll,
+/// timerfd, sched_getaffinity), behind functions whose arguments are plain integers and one
 /// plain struct. `struct epoll_event` is packed on x86_64 and natural
 /// elsewhere; only the C compiler should know that, so Swift never sees it.
 
@@ -54,5 +54,9 @@ int csystem_timerfd_create_monotonic(void);
 /// Arms `timer` to fire once at `due_nanoseconds` on CLOCK_MONOTONIC
 /// (TFD_TIMER_ABSTIME; at once when it passed): 0, or -1 with errno set.
 int csystem_timerfd_arm_absolute(int timer, uint64_t due_nanoseconds);
+
+/// How many processors the calling thread may run on (sched_getaffinity:
+/// `taskset`, a container's cpuset), or 0 when that cannot be read.
+int csystem_affinity_processor_count(void);
 
 #endif

@@ -1,4 +1,4 @@
-import Glibc
+import HostResources
 
 /// Where and how the HTTP server listens, each setting with its default.
 public struct HTTPServerConfiguration: Sendable {
@@ -21,12 +21,13 @@ public struct HTTPServerConfiguration: Sendable {
     public var backlog: Int32
     /// How many threads serve the connections (`ConnectionWorkers`: one
     /// epoll set, a ready socket wakes one thread, which runs its request
-    /// to the end). Default: the online processors plus 4; at least 1.
+    /// to the end). Default: the available processors (`processorCount`)
+    /// plus 4; at least 1.
     public var threadCount: Int
     /// How many of those threads may block at once on work a handler
     /// marks as blocking (`RequestContext.whileBlockingAllowed`: a store
     /// read); the others keep answering everything else. At most
-    /// `threadCount - 1`. Default: `threadCount` minus the online
+    /// `threadCount - 1`. Default: `threadCount` minus the available
     /// processors, so one thread per core never blocks.
     public var blockingThreadLimit: Int
     public init(host: String = "127.0.0.1", port: Int = 8080, maximumConnections: Int = 10_000,
@@ -44,8 +45,7 @@ public struct HTTPServerConfiguration: Sendable {
                                        self.threadCount - 1)
     }
 
-    /// The online processor count, at least 1.
-    public static var processorCount: Int {
-        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-    }
+    /// The processors this process may use (`AvailableProcessors`: its
+    /// affinity and CPU quota, not the machine's count), at least 1.
+    public static var processorCount: Int { AvailableProcessors.count }
 }

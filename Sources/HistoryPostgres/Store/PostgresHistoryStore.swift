@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HistoryStore
+import HostResources
 import Synchronization
 
 /// The `HistoryStore` on a PostgreSQL database that any number of
@@ -188,7 +189,7 @@ final class PostgresBackend: StoreEngine {
         self.configuration = configuration
         pages = ReadBatcher(maximumRunning: configuration.pageStatements
                                 ?? Self.defaultPageStatements(readers: configuration.readerCount,
-                                                              processors: ProcessInfo.processInfo.activeProcessorCount),
+                                                              processors: AvailableProcessors.count),
                             maximumBatch: Self.pagesPerStatement)
         self.readers = readers
         self.writerPool = writerPool

@@ -181,7 +181,8 @@ struct ServerOptions: ParsableCommand {
     @Option(name: .customLong("read-connections"),
             help: .setting("The store's read connections, also how many server threads may block in a read at "
                            + "once (1 to 256); for PostgreSQL each is a session counted against its max_connections.",
-                           variable: "HISTORY_READ_CONNECTIONS", default: "one per CPU (at least 2) for SQLite, 8 for PostgreSQL",
+                           variable: "HISTORY_READ_CONNECTIONS",
+                           default: "one per CPU the process may use (at least 2) for SQLite, 8 for PostgreSQL",
                            valueName: "count"),
             transform: SettingValue.readConnections)
     var readConnections: Int?
