@@ -74,7 +74,8 @@ public final class HistoryApplication: Sendable {
                                         refusesForwardedRequests: access.isOpen && !configuration.insecureNoAuth),
                                      readThreads: readerCount,
                                      webViewer: configuration.webViewer ? WebViewer() : nil,
-                                     feeds: configuration.feedSettings)
+                                     feeds: configuration.feedSettings,
+                                     newestPageCacheBytes: configuration.newestPageCacheBytes)
         let httpConfiguration = HTTPServerConfiguration(host: configuration.host, port: configuration.port,
                                                         maximumConnections: configuration.maximumConnections,
                                                         maximumConnectionsPerPeer: configuration.maximumConnectionsPerClient,

@@ -63,6 +63,13 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// is a server session counted against its `max_connections`).
     public var readConnections: Int?
 
+    /// The newest pages kept as sent, at most, in bytes
+    /// (`--newest-page-cache-mib`); 0 keeps none.
+    public var newestPageCacheBytes = APIResponder.defaultNewestPageCacheBytes
+
+    /// What `--newest-page-cache-mib` accepts.
+    public static let newestPageCacheMiBRange = 0...65_536
+
     /// Whether `/` serves the web viewer (`WebViewer`); off, `/` is 404.
     public var webViewer = true
 

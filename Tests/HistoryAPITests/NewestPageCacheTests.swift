@@ -3,6 +3,7 @@ import Foundation
 import HTTPCore
 @testable import HistoryAPI
 import HistoryTestSupport
+import HistoryWiring
 import Synchronization
 import Testing
 
@@ -26,6 +27,43 @@ struct NewestPageCacheTests {
     private func version(in answer: HTTPClientResponse) -> Int64? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any] else { return nil }
         return (object["version"] as? NSNumber)?.int64Value
+    }
+
+    /// The `history_newest_page_cache_stores_total` of `/metrics`.
+    private func stores(_ client: HTTPClientConnection) throws -> Int {
+        let text = try client.get("/metrics").bodyText
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("history_newest_page_cache_stores_total ") })
+        return try #require(Int(line.split(separator: " ")[1]))
+    }
+
+    /// `--newest-page-cache-mib 0` keeps nothing, and a cache whose shards
+    /// are smaller than a page keeps no such page: every open is read and
+    /// encoded, and answers the same bytes.
+    @Test(arguments: [0, 16 * 1024])
+    func aCacheTooSmallForThePageKeepsNothing(capacity: Int) throws {
+        var configuration = RunningServer.defaultConfiguration
+        configuration.newestPageCacheBytes = capacity
+        try withRunningServer(configuration: configuration) { server in
+            let client = try server.connect()
+            defer { client.close() }
+            try client.createConversation("c")
+            // 60 messages: a page of 50 is about 3 KB, over 16 KiB's 1 KiB shards.
+            for index in 0..<60 { try client.appendMessage("c", body: "message \(index) with some words") }
+            let first = try client.get(Self.newest)
+            let second = try client.get(Self.newest)
+            #expect(first.status == 200 && second.body == first.body)
+            #expect(try stores(client) == 0)
+            #expect(try hits(client) == 0)
+        }
+        // The default keeps it: the same requests, one stored, one hit.
+        try withRunningServer(client: { client in
+            try client.createConversation("c")
+            for index in 0..<60 { try client.appendMessage("c", body: "message \(index) with some words") }
+            _ = try client.get(Self.newest)
+            _ = try client.get(Self.newest)
+            #expect(try stores(client) == 1)
+            #expect(try hits(client) == 1)
+        })
     }
 
     @Test func aKeptPageIsTheBytesOfTheReadThatKeptIt() throws {

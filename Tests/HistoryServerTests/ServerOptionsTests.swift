@@ -96,6 +96,25 @@ struct ServerOptionsTests {
         }
     }
 
+    /// The newest pages' cache: 16 MiB by default, in MiB from a flag or
+    /// the environment, 0 to keep none, nothing past 64 GiB.
+    @Test func theNewestPageCacheTakesMiBFromZero() throws {
+        #expect(try #require(try parse([])).newestPageCacheBytes == 16 << 20)
+        #expect(try #require(try parse(["--newest-page-cache-mib", "0"])).newestPageCacheBytes == 0)
+        #expect(try #require(try parse(["--newest-page-cache-mib=256"])).newestPageCacheBytes == 256 << 20)
+        #expect(try #require(try parse([], ["HISTORY_NEWEST_PAGE_CACHE_MIB": "1"])).newestPageCacheBytes == 1 << 20)
+        #expect(try #require(try parse(["--newest-page-cache-mib", "2"], ["HISTORY_NEWEST_PAGE_CACHE_MIB": "1"]))
+            .newestPageCacheBytes == 2 << 20)
+        for bad in ["65537", "x", "1.5", "+1", ""] {
+            #expect(throws: ConfigurationError.self, "\(bad)") {
+                try ServerLaunch(arguments: ["--newest-page-cache-mib", bad], environment: [:])
+            }
+            #expect(throws: ConfigurationError.self, "\(bad)") {
+                try ServerLaunch(arguments: [], environment: ["HISTORY_NEWEST_PAGE_CACHE_MIB": bad])
+            }
+        }
+    }
+
     /// A flag wins, so a bad variable it overrides does not stop the start.
     @Test func aBadVariableAFlagOverridesIsNotChecked() throws {
         let environment = ["HISTORY_PORT": "abc", "HISTORY_DURABILITY": "xyz"]

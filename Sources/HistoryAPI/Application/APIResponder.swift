@@ -44,10 +44,13 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
 
     /// `readThreads`: the threads of the read pool, as many as the store
     /// has reader connections (`SQLiteStoreConfiguration.readerCount`).
+    /// `newestPageCacheBytes`: the newest pages kept as sent, at most, in
+    /// all (`NewestPageCache`; 0 keeps none).
     public init(store: any HistoryStore, metrics: Metrics, logger: Logger, accessLog: AccessLog?,
                 access: AccessMode = .open, browser: BrowserSafety = .permissive, limits: ClientLimits = ClientLimits(),
                 clients: ClientAddressing = .direct, readThreads: Int = 4, webViewer: WebViewer? = nil,
-                feeds: FeedSettings = FeedSettings()) {
+                feeds: FeedSettings = FeedSettings(),
+                newestPageCacheBytes: Int = APIResponder.defaultNewestPageCacheBytes) {
         let longPolls = LongPollRegistry(maximumPerClient: limits.maximumParkedPollsPerClient)
         let readPool = ReadPool(threads: readThreads)
         // Removals through other instances reach their parked polls here.
@@ -62,7 +65,7 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         self.membershipRecheck = membershipRecheck
         let environment = RouteEnvironment(store: store, logger: logger, metrics: metrics, longPolls: longPolls,
                                            limits: limits, feeds: feeds, readPool: readPool,
-                                           newestPages: NewestPageCache())
+                                           newestPages: NewestPageCache(capacityBytes: newestPageCacheBytes))
         var router = Router(readPool: readPool, failures: StoreFailures(logger: logger, metrics: metrics))
         HealthRoutes(environment: environment).register(in: &router)
         ConversationRoutes(environment: environment).register(in: &router)
@@ -88,6 +91,9 @@ public final class APIResponder: HTTPResponder, HTTPServerObserver {
         self.readPool = readPool
         self.webViewer = webViewer
     }
+
+    /// The newest pages' cache by default: 16 MiB.
+    public static let defaultNewestPageCacheBytes = NewestPageCache.defaultCapacityBytes
 
     /// The router's routes, `METHOD /pattern` (for the contract check).
     var routeLabels: [String] { router.routeLabels + (webViewer == nil ? [] : WebViewer.routeLabels) }

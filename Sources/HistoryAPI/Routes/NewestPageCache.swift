@@ -20,9 +20,12 @@ import Synchronization
 /// an older read never replaces a newer entry. Access is decided for each
 /// request before an entry is looked at, as for a read.
 ///
-/// Bounded: `shardCount` shards of at most `bytesPerShard` each (16 MiB in
-/// all), a body over `maximumEntryBytes` never kept; a shard over its bytes
-/// drops entries in no particular order until it fits.
+/// Bounded: `shardCount` shards of at most `bytesPerShard` each (the
+/// capacity, by default `defaultCapacityBytes`, 16 MiB: about 1,200 newest
+/// pages of 50 as JSON; `--newest-page-cache-mib`), a body over
+/// `maximumEntryBytes` or a shard's bytes never kept; a shard over its
+/// bytes drops entries in no particular order until it fits. A capacity of
+/// 0 keeps nothing: every newest page is read and encoded.
 final class NewestPageCache: Sendable {
     struct Key: Hashable, Sendable {
         let conversation: ConversationID
@@ -47,7 +50,9 @@ final class NewestPageCache: Sendable {
     }
 
     static let shardCount = 16
-    static let bytesPerShard = 1024 * 1024
+    static let defaultCapacityBytes = 16 << 20
+    /// The capacity's share of each shard.
+    let bytesPerShard: Int
     /// A newest page of 50 is about 13 KB of JSON, 2.5 KB gzipped.
     static let maximumEntryBytes = 64 * 1024
 
@@ -63,6 +68,11 @@ final class NewestPageCache: Sendable {
     private let shards = (0..<NewestPageCache.shardCount).map { _ in Shard() }
     private let hits = Atomic<Int>(0)
     private let stores = Atomic<Int>(0)
+
+    /// `capacityBytes`: the bodies kept, at most, in all (0: none).
+    init(capacityBytes: Int = NewestPageCache.defaultCapacityBytes) {
+        bytesPerShard = max(0, capacityBytes) / Self.shardCount
+    }
 
     /// The entry of `key` at `version`; nil when none is kept for it.
     func entry(_ key: Key, version: Int64) -> Entry? {
@@ -83,7 +93,7 @@ final class NewestPageCache: Sendable {
 
     /// Keeps `body`, read at `version`, unless a newer version is kept.
     func keep(_ key: Key, version: Int64, body: [UInt8], gzipped: Bool) {
-        guard body.count <= Self.maximumEntryBytes else { return }
+        guard body.count <= min(Self.maximumEntryBytes, bytesPerShard) else { return }
         let stored = shard(key).state.withLock { shard -> Bool in
             if let kept = shard.entries[key] {
                 guard kept.version < version else { return false }
@@ -91,7 +101,7 @@ final class NewestPageCache: Sendable {
             }
             shard.entries[key] = Entry(version: version, body: body, gzipped: gzipped)
             shard.bytes += body.count
-            while shard.bytes > Self.bytesPerShard, let victim = shard.entries.first(where: { $0.key != key }) {
+            while shard.bytes > bytesPerShard, let victim = shard.entries.first(where: { $0.key != key }) {
                 shard.entries[victim.key] = nil
                 shard.bytes -= victim.value.body.count
             }

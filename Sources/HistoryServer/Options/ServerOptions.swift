@@ -187,6 +187,14 @@ struct ServerOptions: ParsableCommand {
             transform: SettingValue.readConnections)
     var readConnections: Int?
 
+    @Option(name: .customLong("newest-page-cache-mib"),
+            help: .setting("Newest pages kept as sent (JSON or gzip), in MiB in all: a chat screen's open answered "
+                           + "without encoding, on SQLite without reading; 0 keeps none.",
+                           variable: "HISTORY_NEWEST_PAGE_CACHE_MIB",
+                           default: "\(ServerOptions.defaults.newestPageCacheBytes >> 20)", valueName: "MiB"),
+            transform: SettingValue.newestPageCacheBytes)
+    var newestPageCacheBytes: Int?
+
     @Option(name: .customLong("max-stream-seconds"),
             help: .setting("An event stream (Accept: text/event-stream) ends by itself after this long, "
                            + "so proxies and clients reconnect with Last-Event-ID.",
@@ -259,6 +267,10 @@ struct ServerOptions: ParsableCommand {
             ?? configuration.writeTimeout
         configuration.readConnections = try environment.override(readConnections, "HISTORY_READ_CONNECTIONS",
                                                                   SettingValue.readConnections)
+        configuration.newestPageCacheBytes = try environment.override(newestPageCacheBytes,
+                                                                       "HISTORY_NEWEST_PAGE_CACHE_MIB",
+                                                                       SettingValue.newestPageCacheBytes)
+            ?? configuration.newestPageCacheBytes
         configuration.maximumStreamDuration = try environment.override(maxStreamSeconds, "HISTORY_MAX_STREAM_SECONDS",
                                                                         SettingValue.seconds)
             ?? configuration.maximumStreamDuration

@@ -45,6 +45,15 @@ enum SettingValue {
         return count
     }
 
+    /// The newest pages' cache in MiB, as bytes: 0 (none) to 64 GiB.
+    static func newestPageCacheBytes(_ text: String) throws(InvalidSetting) -> Int {
+        let range = ServerConfiguration.newestPageCacheMiBRange
+        guard let mebibytes = decimal(text), range.contains(mebibytes) else {
+            throw InvalidSetting("must be a whole number of MiB from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return mebibytes << 20
+    }
+
     /// A count where 0 means "off" (a rate limit).
     static func count(_ text: String) throws(InvalidSetting) -> Int {
         guard let count = decimal(text) else { throw InvalidSetting("must be an integer, 0 or more") }
