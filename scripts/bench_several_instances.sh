@@ -13,12 +13,14 @@
 #
 # Environment: CONVERSATIONS (1000), MESSAGES (2500000: load-0000 holds 1M),
 # ROUNDS (5, bench's --page-rounds), GZIP (1; 0: identity pages), PGBIN, READERS (each PostgreSQL server's
-# --read-connections; its default when unset); ALTERNATE=N: only the deep
+# --read-connections; its default when unset), SETTLE (15: seconds of appends
+# into PostgreSQL's seed before any row, below), BIN (this checkout's
+# .build/release: another build's, to compare); ALTERNATE=N: only the deep
 # pages of the three set-ups, alternated in N rounds, with CPU per page. Everything it starts is stopped and deleted on exit.
 set -euo pipefail
 
 source "$(dirname "$0")/lib/bench_common.sh"
-BIN="$ROOT/.build/release"
+BIN="${BIN:-$ROOT/.build/release}"
 bench_begin history-bench "${1:-$(mktemp -d /tmp/history-bench-results.XXXXXX)}"
 CONVERSATIONS="${CONVERSATIONS:-1000}"
 MESSAGES="${MESSAGES:-2500000}"
@@ -37,10 +39,7 @@ log "seed SQLite"
 "$BIN/history-load" seed --direct "$WORK/history.sqlite" "${SEED[@]}" | tee "$OUT/seed-sqlite.txt"
 log "seed PostgreSQL (COPY)"
 "$BIN/history-load" seed --direct "$DB" "${SEED[@]}" | tee "$OUT/seed-postgres.txt"
-# The seed's and VACUUM's dirty pages written out before anything is
-# measured, not by a checkpoint or the kernel's writeback under the rows.
-"$PGBIN/psql" -X -q -d "$DB" -c "VACUUM ANALYZE" -c "CHECKPOINT"
-sync
+"$PGBIN/psql" -X -q -d "$DB" -c "VACUUM ANALYZE"
 
 SERVER_FLAGS=(--host 127.0.0.1 --max-connections 12000 --max-connections-per-client 0 --max-parked-polls-per-client 100000)
 # READERS is PostgreSQL's sessions: the SQLite server keeps its default
@@ -64,6 +63,24 @@ finish() {
 stop_server() { # pid
     kill "$1"; wait "$1" 2>/dev/null || true
 }
+
+# PostgreSQL's first appends after the seed go into the free space VACUUM
+# found in the seed's pages, each into an old page of its own (read,
+# dirtied, written whole to the WAL after the checkpoint): about half the
+# rate until some 40,000 appends have filled it (docs/performance.md,
+# "PostgreSQL's appends after a bulk load"). A production table meets that
+# once, after an import; the rows measure what follows. SETTLE seconds of
+# appends through a server, then VACUUM again (the conversations' rows).
+log "PostgreSQL: ${SETTLE:-15} s of appends into the seed's free space"
+start_server settle "$PORT_A" "$DB"
+"$BIN/history-load" run --url "http://127.0.0.1:$PORT_A" --scenario post --clients 64 --live-conversations 64 \
+    --duration "${SETTLE:-15}s" --quiet >"$OUT/settle-postgres.txt"
+stop_server "${PIDS[-1]}"
+# The seed's, the settling's and VACUUM's dirty pages written out before
+# anything is measured, not by a checkpoint or the kernel's writeback
+# under the rows.
+"$PGBIN/psql" -X -q -d "$DB" -c "VACUUM ANALYZE" -c "CHECKPOINT"
+sync
 # GZIP=0: every page identity (no Accept-Encoding), as builds before gzip
 # were measured; by default history-load asks for gzip like a phone would.
 ENCODING=()
