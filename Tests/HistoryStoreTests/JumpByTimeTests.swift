@@ -48,4 +48,42 @@ struct JumpByTimeTests {
             #expect(empty.anchor?.found == false && empty.messages.isEmpty)
         }
     }
+
+    /// Hundreds of messages in one millisecond beside long quiet stretches
+    /// and single messages: where guessing by time goes wrong (SQLite's
+    /// search guesses where the time falls between the times it read, and
+    /// halves the range when a guess did not), the anchor is still the
+    /// smallest id at or after every instant.
+    @Test(arguments: StoreBackend.allCases)
+    func unevenTimesFindTheSameAnchor(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
+            try await store.make("a")
+            try await store.make("b")
+            for (burst, single, pause) in [(600, 1, 40), (0, 3, 5), (0, 1, 80), (300, 2, 2), (0, 20, 1), (150, 1, 30)] {
+                if burst > 0 { try store.seed(burst, to: "a") }
+                try await store.post(single, to: "a")
+                try await store.post(2, to: "b")
+                try await Task.sleep(for: .milliseconds(pause))
+            }
+            let ids = try store.allIDs(of: "a")
+            #expect(ids.count == 1_078)
+            var messages: [Message] = []
+            var page = try store.page(of: cid("a"), PageQuery(cursor: .after(0), limit: 200))
+            while true {
+                messages += page.messages
+                guard page.hasNewer, let last = page.messages.last else { break }
+                page = try store.page(of: cid("a"), PageQuery(cursor: .after(last.id), limit: 200))
+            }
+            #expect(messages.map(\.id) == ids)
+            let times = messages.map(\.createdAt.millisecondsSinceEpoch)
+            #expect(times == times.sorted(), "created times never decrease in id order")
+            let instants = Set(times.flatMap { [$0 - 1, $0, $0 + 1] } + [0, times[0] - 1_000, times[times.count - 1] + 1_000]).sorted()
+            for instant in instants {
+                let expected = messages.first { $0.createdAt.millisecondsSinceEpoch >= instant }?.id
+                let page = try store.page(of: cid("a"), PageQuery(cursor: .aroundTime(Timestamp(millisecondsSinceEpoch: instant)), limit: 3))
+                #expect(page.anchor?.id == expected, "at \(instant)")
+                #expect(page.anchor?.found == (expected != nil), "at \(instant)")
+            }
+        }
+    }
 }
