@@ -14,12 +14,24 @@ import Glibc
 /// (docs/performance.md, "How many SQLite readers"). The HTTP threads and
 /// both stores size themselves from this one count, so they agree.
 public enum AvailableProcessors {
-    /// Read once, at first use (a process's limits are set before it starts).
-    public static let count: Int = {
-        let online = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        return limited(affinity: Int(csystem_affinity_processor_count()), online: online,
-                       quota: CgroupCPUQuota.ofThisProcess())
-    }()
+    /// What the count was made of, read once, at first use (a process's
+    /// limits are set before it starts): the count and the start-up log's
+    /// explanation come from the same reading.
+    private struct Reading {
+        let online: Int
+        /// 0 when the affinity could not be read.
+        let affinity: Int
+        let quota: Double?
+
+        static func now() -> Reading {
+            Reading(online: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), affinity: Int(csystem_affinity_processor_count()),
+                    quota: CgroupCPUQuota.ofThisProcess())
+        }
+    }
+
+    private static let reading = Reading.now()
+
+    public static let count = limited(affinity: reading.affinity, online: reading.online, quota: reading.quota)
 
     /// The affinity's count (or the online count when it could not be read),
     /// at most the quota rounded up, at least 1.
@@ -33,9 +45,9 @@ public enum AvailableProcessors {
 
     /// What `count` is made of, for the server's start-up log.
     public static var explanation: String {
-        let affinity = Int(csystem_affinity_processor_count())
-        let online = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        let quota = CgroupCPUQuota.ofThisProcess().map { "a CPU quota of \(($0 * 100).rounded() / 100)" } ?? "no CPU quota"
-        return "\(count) processor\(count == 1 ? "" : "s") available (\(online) online, \(affinity > 0 ? "\(affinity)" : "?") in this process's affinity, \(quota))"
+        let affinity = reading.affinity > 0 ? "\(reading.affinity)" : "?"
+        let quota = reading.quota.map { "a CPU quota of \(($0 * 100).rounded() / 100)" } ?? "no CPU quota"
+        return "\(count) processor\(count == 1 ? "" : "s") available (\(reading.online) online, \(affinity) in this "
+            + "process's affinity, \(quota))"
     }
 }
