@@ -145,6 +145,29 @@ extension PostgresTests {
             }
         }
 
+        /// 0007 gives each conversation its latest stored time, the floor of
+        /// the next append's (PostgresBatch+CreationTime): the latest, not
+        /// the newest id's, as a bulk load before it did not keep to the
+        /// floor; NULL for a conversation without messages.
+        @Test func theNewestTimeMigrationTakesEachConversationsLatestTime() async throws {
+            try await withTestDatabase { uri in
+                let connection = try PGConnection(uri: uri)
+                let migrations = try PostgresSchema.migrations()
+                let newestTime = try #require(migrations.firstIndex { $0.name == "conversation_newest_time" })
+                try PostgresMigrator(migrations: Array(migrations[..<newestTime])).migrate(connection)
+                let seq = try connection.query("INSERT INTO conversations (id, created_at, newest_id) VALUES ('c', 0, 3) RETURNING seq")
+                    .int64(0, 0)
+                try connection.execute(sql: "INSERT INTO conversations (id, created_at) VALUES ('empty', 0)")
+                try connection.query("""
+                    INSERT INTO messages (conversation_seq, id, sender, body, created_at, created_version, version)
+                    VALUES ($1, 1, 'a', 'x', 5000, 1, 1), ($1, 2, 'a', 'y', 9000, 2, 2), ($1, 3, 'a', 'z', 7000, 3, 3)
+                    """, [.int64(seq)])
+                #expect(try PostgresMigrator(migrations: migrations).migrate(connection) == Array(newestTime + 1...migrations.count))
+                #expect(try strings(connection, "SELECT id || '=' || coalesce(newest_created_at::text, 'null') FROM conversations ORDER BY id")
+                    == ["c=9000", "empty=null"])
+            }
+        }
+
         @Test func aChangedMigrationIsRefused() async throws {
             try await withTestDatabase { uri in
                 let connection = try PGConnection(uri: uri)

@@ -96,12 +96,14 @@ extension PostgresTests {
         }
 
         /// An instance whose clock is behind the conversation's newest
-        /// message stores that message's time (PostgresBatch+CreationTime),
-        /// not the one its bytes were built with: the INSERT keeps none, and
-        /// the batch then stores the bytes of the time stored. A page that
-        /// meets a row without bytes is read whole, in one statement.
+        /// message stores that message's time (PostgresBatch+CreationTime:
+        /// the floor is the conversation row's `newest_created_at`, which
+        /// the instance ahead wrote with its message), and the bytes of
+        /// the time stored, both kinds of append, at once. A page that
+        /// meets a row without bytes (here the hand-moved first one) is
+        /// read whole, in one statement.
         @Test(.timeLimit(.minutes(2)))
-        func anAppendStoredWithALaterTimeThanItsClockKeepsNoBytes() async throws {
+        func anAppendBehindTheNewestMessagesTimeStoresThatTimeAndItsBytes() async throws {
             try await withTestDatabase { uri in
                 let store = try Self.open(uri)
                 defer { store.close() }
@@ -110,24 +112,32 @@ extension PostgresTests {
                 let ahead = first.createdAt.millisecondsSinceEpoch + 3_600_000
                 let connection = try PGConnection(uri: uri)
                 defer { connection.close() }
+                // As an instance an hour ahead would have written it.
                 try connection.query("UPDATE messages SET created_at = $1 WHERE id = $2", [.int64(ahead), .int64(first.id)])
+                try connection.query("UPDATE conversations SET newest_created_at = $1 WHERE id = $2",
+                                     [.int64(ahead), .text(Self.room.rawValue)])
                 // The trigger dropped the bytes that no longer hold.
                 #expect(try Self.nullTails(uri) == 1)
 
                 let replied = try await store.append(NewMessage(sender: "ana", body: "reply", replyTo: first.id), to: Self.room).message
                 let plain = try await store.append(NewMessage(sender: "bo", body: "plain"), to: Self.room).message
                 #expect(replied.createdAt.millisecondsSinceEpoch == ahead && plain.createdAt.millisecondsSinceEpoch == ahead)
+                let loaded = try #require(try store.bulkAppend([NewMessage(sender: "bulk", body: "loaded")], to: Self.room))
+                let bulk = try store.message(loaded.lowerBound, in: Self.room)
+                #expect(bulk.createdAt.millisecondsSinceEpoch == ahead)
                 #expect(try Self.nullTails(uri) == 1)
                 let stored = try connection.query("SELECT json_tail FROM messages WHERE id = ANY($1::bigint[]) ORDER BY id",
-                                                  [.text("{\(replied.id),\(plain.id)}")])
-                #expect((0..<stored.rowCount).map { stored.string($0, 0) } == [replied, plain].map(MessageJSONTail.encode))
+                                                  [.text("{\(replied.id),\(plain.id),\(bulk.id)}")])
+                #expect((0..<stored.rowCount).map { stored.string($0, 0) } == [replied, plain, bulk].map(MessageJSONTail.encode))
+                #expect(try connection.query("SELECT newest_created_at FROM conversations WHERE id = $1",
+                                             [.text(Self.room.rawValue)]).int64(0, 0) == ahead)
                 let page = try store.page(of: Self.room, PageQuery(limit: 10))
-                #expect(Self.tails(page) == [nil, nil, nil], "read whole, as the first row has no bytes")
+                #expect(Self.tails(page) == [nil, nil, nil, nil], "read whole, as the first row has no bytes")
                 var moved = first
                 moved.createdAt = Timestamp(millisecondsSinceEpoch: ahead)
-                #expect(page.messages == [moved, replied, plain])
+                #expect(page.messages == [moved, replied, plain, bulk])
                 let newer = try store.page(of: Self.room, PageQuery(cursor: .after(first.id), limit: 10))
-                #expect(Self.tails(newer) == [replied, plain].map(MessageJSONTail.encode) && newer.messages == [replied, plain])
+                #expect(Self.tails(newer) == [replied, plain, bulk].map(MessageJSONTail.encode) && newer.messages == [replied, plain, bulk])
             }
         }
 

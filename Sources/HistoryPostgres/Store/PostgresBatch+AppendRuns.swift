@@ -24,9 +24,10 @@ extension PostgresBatch {
         let message: NewMessage
         let fingerprint: Int64?
         let version: Int64
-        /// The clock's time; the stored one may be later (`creationFloorSQL`).
+        /// The time stored: the clock's, or the conversation's newest
+        /// message's when that is later (`Counters.takeCreationTime`).
         let createdAt: Timestamp
-        /// The stored JSON built with `createdAt` (kept only if that is the time stored).
+        /// The stored JSON, built with `createdAt`.
         let tail: String?
         /// Its `activity` value's place (PostgresBatch+Activity).
         let activityPlace: Int64
@@ -69,8 +70,8 @@ extension PostgresBatch {
         }
         // Counted now, so the next append to the conversation counts this one.
         changed.appended += 1
+        let createdAt = changed.takeCreationTime(clock: .now())
         touch(changed)
-        let createdAt = Timestamp.now()
         // (The id is not in the stored JSON; the run's INSERT takes it.)
         let tail = MessageJSONTail.encode(Message(appended: new, id: 0, in: conversation, createdAt: createdAt,
                                                   version: changed.version))
@@ -110,12 +111,10 @@ extension PostgresBatch {
         guard result.rowCount == run.count else {
             throw PostgresError(kind: .other, message: "a run of \(run.count) appends stored \(result.rowCount)")
         }
-        let createdAtColumn = movesCounter ? 2 : 1
         if movesCounter, !result.isNull(0, 1) {
             try adopt(base: result.int64(0, 1) - activityTaken)
             counterMovedAtEnd = true
         }
-        var laterThanTheirClock: [(seq: Int64, message: Message)] = []
         for (row, append) in run.enumerated() {
             let id = result.int64(row, 0)
             if var changed = counters[append.seq] {
@@ -125,22 +124,18 @@ extension PostgresBatch {
             }
             changedIDs[append.seq, default: []].append(id)
             changeLog.append(.message(.created, id: id, seq: append.seq, activity: append.activityPlace))
-            let createdAt = Timestamp(millisecondsSinceEpoch: result.int64(row, createdAtColumn))
-            let message = Message(appended: append.message, id: id, in: append.conversation, createdAt: createdAt,
+            let message = Message(appended: append.message, id: id, in: append.conversation, createdAt: append.createdAt,
                                   version: append.version)
-            if createdAt != append.createdAt { laterThanTheirClock.append((append.seq, message)) }
             let completion = append.completion
             answers[append.answerIndex] = { completion(.success(.created(message))) }
         }
-        try storeJSON(of: laterThanTheirClock)
     }
 
     /// `$1` how many, then arrays of seq, sender, body, created_at,
-    /// version, client_id, fingerprint and stored JSON (built with that
-    /// created_at, kept where it is the time stored) in request order; the
-    /// ids given, in that order.
+    /// version, client_id, fingerprint and stored JSON in request order;
+    /// the ids given, in that order.
     static let appendRunSQL = appendRun(counter: "", select: """
-        SELECT n.id, i.created_at FROM numbered AS n JOIN inserted AS i ON i.id = n.id ORDER BY n.ord
+        SELECT n.id FROM numbered AS n JOIN inserted AS i ON i.id = n.id ORDER BY n.ord
         """)
 
     /// `appendRunSQL`, and `$10`: how many values to move the activity
@@ -153,8 +148,7 @@ extension PostgresBatch {
             UPDATE activity_counter SET value = value + $10::bigint
             WHERE id = 1 AND value <= 9223372036854775807 - $10::bigint RETURNING value)
         """, select: """
-        SELECT n.id, (SELECT value FROM counter), i.created_at FROM numbered AS n JOIN inserted AS i ON i.id = n.id
-        ORDER BY n.ord
+        SELECT n.id, (SELECT value FROM counter) FROM numbered AS n JOIN inserted AS i ON i.id = n.id ORDER BY n.ord
         """)
 
     private static func appendRun(counter: String, select: String) -> String {
@@ -166,16 +160,12 @@ extension PostgresBatch {
         inserted AS (
             INSERT INTO messages (conversation_seq, id, sender, body, created_at, created_version, version,
                                   client_id, client_fingerprint, json_tail)
-            SELECT t.seq, t.id, t.sender, t.body, t.created_at, t.version, t.version, t.client_id, t.fingerprint,
-                   CASE WHEN t.created_at = t.clock THEN t.tail END
-            FROM (SELECT u.seq, n.id, u.sender, u.body, u.version, u.client_id, u.fingerprint, u.tail, u.created_at AS clock,
-                         greatest(max(u.created_at) OVER (PARTITION BY u.seq ORDER BY u.ord),
-                                  \(creationFloorSQL("u.seq"))) AS created_at
-                  FROM unnest($2::bigint[], $3::bytea[], $4::bytea[], $5::bigint[], $6::bigint[], $7::bytea[], $8::bigint[],
-                              $9::bytea[])
-                       WITH ORDINALITY AS u(seq, sender, body, created_at, version, client_id, fingerprint, tail, ord)
-                  JOIN numbered AS n ON n.ord = u.ord) AS t
-            RETURNING id, created_at)\(counter)
+            SELECT u.seq, n.id, u.sender, u.body, u.created_at, u.version, u.version, u.client_id, u.fingerprint, u.tail
+            FROM unnest($2::bigint[], $3::bytea[], $4::bytea[], $5::bigint[], $6::bigint[], $7::bytea[], $8::bigint[],
+                        $9::bytea[])
+                 WITH ORDINALITY AS u(seq, sender, body, created_at, version, client_id, fingerprint, tail, ord)
+            JOIN numbered AS n ON n.ord = u.ord
+            RETURNING id)\(counter)
         \(select)
         """
     }

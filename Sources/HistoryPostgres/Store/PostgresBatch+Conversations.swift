@@ -39,7 +39,7 @@ extension PostgresBatch {
         // A new row is this transaction's alone until COMMIT: no lock to take.
         seqs[conversationID.rawValue] = seq
         counters[seq] = Counters(seq: seq, id: conversationID, version: 0, storedVersion: 0, storedMessageCount: 0,
-                                 storedNewestID: nil, activity: activity)
+                                 storedNewestID: nil, activity: activity, newestCreatedAt: 0)
         return .success(Conversation(id: conversationID, title: title, createdAt: createdAt, messageCount: 0,
                                      oldestID: nil, newestID: nil, version: 0))
     }

@@ -1,3 +1,5 @@
+import HistoryStore
+
 /// The `created_at` a new message is stored with: the appending instance's
 /// clock, unless the conversation's newest message is later (another
 /// instance's clock, or this one stepped back), then that message's time.
@@ -5,16 +7,21 @@
 /// a jump by time's first message by time (`messages_by_time`) is also the
 /// smallest id created at or after it.
 ///
-/// Computed inside the INSERT: the conversation is locked, and the
-/// statement's snapshot, taken after the lock, holds every message
-/// committed before it (earlier statements of this batch included).
-extension PostgresBatch {
-    /// The newest message's `created_at` of the conversation `seq` (an SQL
-    /// expression), 0 when it has none: one descent of the primary key.
-    static func creationFloorSQL(_ seq: String) -> String {
-        """
-        coalesce((SELECT newest.created_at FROM messages AS newest WHERE newest.conversation_seq = \(seq) \
-        ORDER BY newest.id DESC LIMIT 1), 0)
-        """
+/// The floor is the conversation row's `newest_created_at`
+/// (migrations/postgres/0007), read with the row's lock: at READ COMMITTED
+/// `FOR UPDATE` returns the row as the last writer committed it, and every
+/// writer moves that column with `newest_id`, so it is the time of the
+/// newest message committed. Within the batch the floor follows the
+/// batch's own appends. Known before the INSERT, the time is in the
+/// stored JSON the row is written with: no statement of its own per row
+/// (a descent of the primary key per appended row until 0007), no second
+/// write of the JSON.
+extension PostgresBatch.Counters {
+    /// The time the next message is stored with: `clock`, or the newest
+    /// message's time when that is later. Taken: it is the floor of the
+    /// append after it.
+    mutating func takeCreationTime(clock: Timestamp) -> Timestamp {
+        newestCreatedAt = max(newestCreatedAt, clock.millisecondsSinceEpoch)
+        return Timestamp(millisecondsSinceEpoch: newestCreatedAt)
     }
 }

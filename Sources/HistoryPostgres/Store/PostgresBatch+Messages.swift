@@ -29,10 +29,8 @@ extension PostgresBatch {
         guard var changed = counters[seq] else { return .failure(Self.vanished(conversation)) }
         if let error = changed.advanceVersion() ?? changed.checkRoomForAppend() { return .failure(error) }
         let fingerprint = new.clientID.map { _ in ClientFingerprint.of(sender: new.sender, body: new.body) }
-        let createdAt = Timestamp.now()
-        // The stored JSON holds the clock's time; the statement keeps it
-        // only if that is the time stored (`creationFloorSQL`), else the
-        // bytes of the time stored are written below.
+        // Taken on the copy: it is kept (`touch`) only if the row is stored.
+        let createdAt = changed.takeCreationTime(clock: .now())
         // (The id is not in the stored JSON; the INSERT takes it.)
         let tail = MessageJSONTail.encode(Message(appended: new, id: 0, in: conversation, createdAt: createdAt,
                                                   version: changed.version))
@@ -59,9 +57,7 @@ extension PostgresBatch {
         case .failure(let error): return .failure(error)
         }
         let id = result.int64(0, 1)
-        let message = Message(appended: new, id: id, in: conversation,
-                              createdAt: Timestamp(millisecondsSinceEpoch: result.int64(0, 4)), version: changed.version)
-        if message.createdAt != createdAt { try storeJSON(of: [(seq, message)]) }
+        let message = Message(appended: new, id: id, in: conversation, createdAt: createdAt, version: changed.version)
         changeLog.append(.message(.created, id: id, seq: seq, activity: changed.activityPlace ?? activityTaken))
         if let clientID = new.clientID { appendedClientIDs[seq, default: []].insert(clientID) }
         changed.appended += 1
@@ -74,9 +70,7 @@ extension PostgresBatch {
 
     /// `$1` seq, `$2` sender, `$3` body, `$4` created_at, `$5` reply_to,
     /// `$6` client_id, `$7` its fingerprint, `$8` the new version, `$9` the
-    /// stored JSON built with `$4` (kept when `$4` is the time stored,
-    /// else NULL until `storeJSON` writes the bytes of the time stored,
-    /// in the same transaction). One row:
+    /// stored JSON. One row:
     /// kind 0 and the new id (nextval taken under the conversation's lock,
     /// so ids of one conversation become visible in increasing order), or
     /// kind 1 and the earlier message with this client_id
@@ -89,14 +83,12 @@ extension PostgresBatch {
         inserted AS (
             INSERT INTO messages (conversation_seq, id, sender, body, created_at, reply_to,
                                   client_id, client_fingerprint, created_version, version, json_tail)
-            SELECT $1::bigint, nextval('message_ids'), $2::bytea, $3::bytea, t.created_at, $5::bigint,
-                   $6::bytea, $7::bigint, $8::bigint, $8::bigint,
-                   CASE WHEN t.created_at = $4::bigint THEN $9::bytea END
-            FROM (SELECT greatest($4::bigint, \(creationFloorSQL("$1::bigint"))) AS created_at) AS t
+            SELECT $1::bigint, nextval('message_ids'), $2::bytea, $3::bytea, $4::bigint, $5::bigint,
+                   $6::bytea, $7::bigint, $8::bigint, $8::bigint, $9::bytea
             WHERE NOT EXISTS (SELECT 1 FROM earlier)
               AND ($5::bigint IS NULL OR EXISTS (SELECT 1 FROM messages WHERE conversation_seq = $1::bigint AND id = $5::bigint))
-            RETURNING id, created_at)
-        SELECT 0, id, NULL::bytea, NULL::bytea, created_at, NULL::bigint, NULL::boolean, NULL::bigint, NULL::bytea,
+            RETURNING id)
+        SELECT 0, id, NULL::bytea, NULL::bytea, NULL::bigint, NULL::bigint, NULL::boolean, NULL::bigint, NULL::bytea,
                NULL::bigint, NULL::bigint FROM inserted
         UNION ALL
         SELECT 1, \(messageColumns), client_fingerprint FROM earlier
@@ -163,20 +155,6 @@ extension PostgresBatch {
         changeLog.append(.message(.deleted, id: messageID, seq: found.seq, activity: changed.activityPlace ?? activityTaken))
         storedClientIDs[found.seq] = nil
         return .success(tombstone)
-    }
-
-    /// Gives rows this batch inserted without stored JSON (their stored
-    /// time is later than the clock's the bytes were built with, see
-    /// `appendSQL`) the bytes of what they hold, in the batch's
-    /// transaction, with one statement: so a page meets a row without
-    /// them only until the fill at start (`PostgresStoredJSONFill`) has run.
-    func storeJSON(of rows: [(seq: Int64, message: Message)]) throws(PostgresError) {
-        let encoded = rows.compactMap { row in MessageJSONTail.encode(row.message).map { (row, $0) } }
-        guard !encoded.isEmpty else { return }
-        try connection.execute(connection.cachedStatement(sql: PostgresStoredJSONFill.fillSQL), [
-            .text(PostgresArrayLiteral.int64s(encoded.map(\.0.seq))), .text(PostgresArrayLiteral.int64s(encoded.map(\.0.message.id))),
-            .text(PostgresArrayLiteral.int64s(encoded.map(\.0.message.version))), .storedTexts(encoded.map(\.1)),
-        ])
     }
 
     // MARK: - Lookups

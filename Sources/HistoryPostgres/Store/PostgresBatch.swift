@@ -84,6 +84,10 @@ final class PostgresBatch {
         var appended: Int64 = 0
         var firstAppendedID: Int64?
         var lastAppendedID: Int64?
+        /// The newest message's `created_at` in milliseconds (0 for none):
+        /// the floor of the next append's time (PostgresBatch+CreationTime),
+        /// as read with the lock, then the batch's own last append's.
+        var newestCreatedAt: Int64
 
         /// Only a tampered row can hold a conversation at `Int64.max`.
         mutating func advanceVersion() -> StoreError? {
@@ -151,7 +155,7 @@ final class PostgresBatch {
         self.countersFirst = countersFirst
     }
 
-    static let conversationColumns = "seq, id, version, message_count, newest_id, activity"
+    static let conversationColumns = "seq, id, version, message_count, newest_id, activity, newest_created_at"
 
     // MARK: - The transaction
 
@@ -325,6 +329,7 @@ final class PostgresBatch {
                 array(rows.map(\.seq)), array(rows.map(\.appended)), array(rows.map(\.firstAppendedID)),
                 array(rows.map(\.lastAppendedID)), array(rows.map(\.version)),
                 array(rows.map { $0.activityPlace.map(storedActivity) ?? $0.activity }),
+                array(rows.map { $0.appended > 0 ? $0.newestCreatedAt : nil }),
             ]))
         }
         if let value = counterWriteBack {
@@ -343,15 +348,17 @@ final class PostgresBatch {
         }
     }
 
-    /// `$1` to `$6`: the touched conversations' seqs, and for each how many
+    /// `$1` to `$7`: the touched conversations' seqs, and for each how many
     /// messages the batch appended, the first and last appended ids (NULL
-    /// for none), the new version and the new activity value.
+    /// for none), the new version, the new activity value and the last
+    /// appended message's `created_at` (NULL for none).
     static let countersWriteBackSQL = """
         UPDATE conversations AS c
         SET message_count = c.message_count + u.appended, oldest_id = coalesce(c.oldest_id, u.first_id),
-            newest_id = coalesce(u.last_id, c.newest_id), version = u.version, activity = u.activity
-        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
-             AS u(seq, appended, first_id, last_id, version, activity)
+            newest_id = coalesce(u.last_id, c.newest_id), version = u.version, activity = u.activity,
+            newest_created_at = coalesce(u.newest_created_at, c.newest_created_at)
+        FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
+             AS u(seq, appended, first_id, last_id, version, activity, newest_created_at)
         WHERE c.seq = u.seq
         """
 
@@ -363,7 +370,8 @@ final class PostgresBatch {
         seqs[id.rawValue] = seq
         counters[seq] = Counters(seq: seq, id: id, version: version, storedVersion: version,
                                  storedMessageCount: result.int64(row, first + 3),
-                                 storedNewestID: result.optionalInt64(row, first + 4), activity: result.int64(row, first + 5))
+                                 storedNewestID: result.optionalInt64(row, first + 4), activity: result.int64(row, first + 5),
+                                 newestCreatedAt: result.optionalInt64(row, first + 6) ?? 0)
     }
 
     /// The conversation's seq, locked; nil when it does not exist. One the

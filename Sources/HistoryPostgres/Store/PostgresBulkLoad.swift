@@ -55,7 +55,7 @@ struct PostgresBulkLoad {
 
     private func load(_ messages: [NewMessage], to conversation: ConversationID) throws(PostgresError) -> Result<Loaded, StoreError> {
         let locked = try connection.execute(connection.cachedStatement(sql: """
-            SELECT seq, version, message_count FROM conversations WHERE id = $1 FOR UPDATE
+            SELECT seq, version, message_count, newest_created_at FROM conversations WHERE id = $1 FOR UPDATE
             """), [.text(conversation.rawValue)])
         guard locked.rowCount == 1 else { return .failure(.conversationNotFound(conversation)) }
         let seq = locked.int64(0, 0)
@@ -76,7 +76,9 @@ struct PostgresBulkLoad {
         let taken = (0..<ids.rowCount).map { ids.int64($0, 0) }.sorted()
         if let refusal = try check(messages, ids: taken, seq: seq) { return .failure(refusal) }
 
-        let createdAt = Timestamp.now()
+        // Not before the newest message (PostgresBatch+CreationTime).
+        let createdAt = Timestamp(millisecondsSinceEpoch: max(Timestamp.now().millisecondsSinceEpoch,
+                                                              locked.optionalInt64(0, 3) ?? 0))
         let insert = try connection.cachedStatement(sql: """
             INSERT INTO messages (conversation_seq, id, sender, body, created_at, reply_to,
                                   client_id, client_fingerprint, created_version, version, json_tail)
@@ -116,9 +118,10 @@ struct PostgresBulkLoad {
         let activity = counter.int64(0, 0)
         try connection.execute(connection.cachedStatement(sql: """
             UPDATE conversations SET message_count = message_count + $1, oldest_id = coalesce(oldest_id, $2),
-                                     newest_id = $3, version = $4, activity = $5
+                                     newest_id = $3, version = $4, activity = $5, newest_created_at = $7
             WHERE seq = $6
-            """), [.int64(count), .int64(firstID), .int64(lastID), .int64(after), .int64(activity), .int64(seq)])
+            """), [.int64(count), .int64(firstID), .int64(lastID), .int64(after), .int64(activity), .int64(seq),
+                   .int64(createdAt.millisecondsSinceEpoch)])
         try connection.execute(connection.cachedStatement(sql: PostgresBulkChangeLog.listedIDsSQL),
                                [.int64(activity), .text(PostgresArrayLiteral.int64s(taken)), .int64(seq)])
         let notices: [ChangeNotice] = [

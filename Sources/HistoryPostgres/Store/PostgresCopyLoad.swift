@@ -31,6 +31,10 @@ package final class PostgresCopyLoad {
         let count: Int64
         let versionBefore: Int64
         var loaded: Int64 = 0
+        /// The latest time stored so far, the conversation's newest
+        /// message's at first: no message gets an earlier one
+        /// (PostgresBatch+CreationTime).
+        var newestCreatedAt: Int64
     }
 
     /// Flushed to the server when the buffer passes this many bytes.
@@ -63,7 +67,8 @@ package final class PostgresCopyLoad {
         do throws(PostgresError) {
             try connection.execute(sql: "BEGIN ISOLATION LEVEL READ COMMITTED")
             let locked = try connection.query(
-                "SELECT seq, version FROM conversations WHERE id = $1 FOR UPDATE", [.text(conversation.rawValue)])
+                "SELECT seq, version, newest_created_at FROM conversations WHERE id = $1 FOR UPDATE",
+                [.text(conversation.rawValue)])
             found = locked.rowCount == 1
             if found {
                 let first = try connection.query("SELECT nextval('message_ids')").int64(0, 0)
@@ -73,7 +78,8 @@ package final class PostgresCopyLoad {
                 }
                 try connection.beginCopy(sql: Self.copySQL)
                 current = Loading(conversation: conversation, seq: locked.int64(0, 0), firstID: first,
-                                  count: Int64(count), versionBefore: locked.int64(0, 1))
+                                  count: Int64(count), versionBefore: locked.int64(0, 1),
+                                  newestCreatedAt: locked.optionalInt64(0, 2) ?? 0)
             }
         } catch {
             rollBack()
@@ -97,7 +103,8 @@ package final class PostgresCopyLoad {
             rollBack()
             throw error
         }
-        let createdAt = Timestamp.now()
+        loading.newestCreatedAt = max(loading.newestCreatedAt, Timestamp.now().millisecondsSinceEpoch)
+        let createdAt = Timestamp(millisecondsSinceEpoch: loading.newestCreatedAt)
         for message in messages {
             let version = loading.versionBefore + loading.loaded + 1
             let id = loading.firstID + loading.loaded
@@ -135,10 +142,10 @@ package final class PostgresCopyLoad {
                 "UPDATE activity_counter SET value = value + $1 WHERE id = 1 RETURNING value", [.int64(loading.count)]).int64(0, 0)
             try connection.query("""
                 UPDATE conversations SET message_count = message_count + $1, oldest_id = coalesce(oldest_id, $2),
-                                         newest_id = $3, version = $4, activity = $5
+                                         newest_id = $3, version = $4, activity = $5, newest_created_at = $7
                 WHERE seq = $6
                 """, [.int64(loading.count), .int64(loading.firstID), .int64(lastID), .int64(after),
-                      .int64(activity), .int64(loading.seq)])
+                      .int64(activity), .int64(loading.seq), .int64(loading.newestCreatedAt)])
             try connection.query(PostgresBulkChangeLog.consecutiveIDsSQL,
                                  [.int64(activity), .int64(loading.count), .int64(loading.seq), .int64(loading.firstID)])
             let notices: [ChangeNotice] = [
