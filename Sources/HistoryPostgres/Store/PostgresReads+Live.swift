@@ -8,27 +8,40 @@ extension PostgresReads {
         /// The `around` page of the first message by time at or after `$3`
         /// (one seek on `messages_by_time`; created times never decrease in
         /// id order, see PostgresBatch+CreationTime, so it is the smallest
-        /// id there), `$4` on each side; the last column is the anchor's
-        /// id, `Int64.max` when there is none, which makes the page the
-        /// newest `$4` messages. The anchor is a lateral row, sought once:
-        /// as a plain CTE it was inlined and its seek ran once per branch
-        /// and once more per row read (51 seeks for a page of 50: 2.4x an
-        /// `around` page at 1M depth). The anchor and the messages above it
-        /// are one branch (`id >=`, `$4 + 1` rows).
+        /// id there), `$4` on each side, in `around`'s shape
+        /// (`SQL.withPageRows`: the conversation's row first, then the
+        /// page's rows without it); the conversation's row ends with the
+        /// anchor's id, `Int64.max` when there is none, which makes the
+        /// page the newest `$4` messages. The anchor is a column of `c`,
+        /// which PostgreSQL materialises (it is read twice), so it is
+        /// sought once: inlined into the branches, its seek ran once per
+        /// branch and once more per row read (51 seeks for a page of 50:
+        /// 2.4x an `around` page at 1M depth). The anchor and the messages
+        /// above it are one branch (`id >=`, `$4 + 1` rows). Measured
+        /// against two other shapes, each a fifth to a quarter slower than
+        /// `around` (docs/performance.md, "Jump by time in around's shape"):
+        /// the conversation's columns on each of the 101 rows, and the
+        /// anchor as a CTE of its own.
         package static let aroundTime = PostgresPageRows.Statement { shape in """
-            \(PostgresReads.SQL.conversationCTE)
-            SELECT \(PostgresReads.SQL.conversationColumns), \(shape.columns("m")), anchor.id
-            FROM c
+            WITH c AS (
+                SELECT \(PostgresRows.conversationColumns("conversations")), caller.role AS caller_role,
+                       coalesce((SELECT m.id FROM messages AS m
+                                 WHERE m.conversation_seq = conversations.seq AND m.created_at >= $3::bigint
+                                 ORDER BY m.created_at, m.id LIMIT 1), 9223372036854775807) AS anchor
+                FROM conversations
+                LEFT JOIN members AS caller
+                    ON caller.conversation_seq = conversations.seq AND caller.user_id = $2::text
+                WHERE conversations.id = $1::text)
+            SELECT \(PostgresReads.SQL.conversationColumns), \(shape.nullColumns), c.anchor FROM c
+            UNION ALL
+            SELECT \(PostgresRows.nullConversationColumns), \(shape.columns("m")), NULL::bigint FROM c
             CROSS JOIN LATERAL (
-                SELECT coalesce((SELECT id FROM messages WHERE conversation_seq = c.seq AND created_at >= $3::bigint
-                                 ORDER BY created_at, id LIMIT 1), 9223372036854775807) AS id OFFSET 0) AS anchor
-            LEFT JOIN LATERAL (
                 (SELECT \(shape.fromTable) FROM messages
-                 WHERE conversation_seq = c.seq AND id < anchor.id ORDER BY id DESC LIMIT $4::bigint)
+                 WHERE conversation_seq = c.seq AND id < c.anchor ORDER BY id DESC LIMIT $4::bigint)
                 UNION ALL
                 (SELECT \(shape.fromTable) FROM messages
-                 WHERE conversation_seq = c.seq AND id >= anchor.id ORDER BY id LIMIT $4::bigint + 1)
-            ) AS m ON true
+                 WHERE conversation_seq = c.seq AND id >= c.anchor ORDER BY id LIMIT $4::bigint + 1)
+            ) AS m
             """ }
 
         /// The counter (column 0), then up to `$2` changes after `$1`
@@ -51,7 +64,11 @@ extension PostgresReads {
     func around(_ time: Timestamp, in id: ConversationID, limit: Int, access: AccessCheck) throws(StoreError) -> Page {
         let (conversation, result, shape) = try pageRead(LiveSQL.aroundTime, id, access,
                                                          [.int64(time.millisecondsSinceEpoch), .int64(Int64(limit))])
-        let anchorID = result.int64(0, SQL.columnCount + shape.columnCount)
+        // The conversation's row holds the anchor (UNION ALL promises no order).
+        guard let head = (0..<result.rowCount).first(where: { !result.isNull($0, 0) }) else {
+            throw .conversationNotFound(id)
+        }
+        let anchorID = result.int64(head, SQL.columnCount + shape.columnCount)
         var page = around(anchorID, result, limit: limit, conversation: conversation)
         if anchorID == .max { page.anchor = Page.Anchor(id: nil, found: false, index: nil) }
         return page
