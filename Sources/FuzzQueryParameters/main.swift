@@ -1,5 +1,6 @@
 import FuzzSupport
 import HistoryAPI
+import HistoryStore
 
 // Fuzzes `QueryParameters`, `DecimalParser` and percent-decoding, which
 // read every query string and path number.
@@ -11,7 +12,13 @@ import HistoryAPI
 //   when given once and well-formed, an error when repeated or malformed;
 // - percent-encoding any string and decoding it gives the string back;
 // - the decimal parsers agree with `Int64(_:)` on strings of ASCII digits
-//   and refuse everything else.
+//   and refuse everything else;
+// - a page's query (`MessageRoutes.pageQuery`: cursors, limit, window,
+//   `around_time`) is read without a trap, and what it accepts passes the
+//   query's own rules;
+// - a time `Timestamp(anyRFC3339:)` accepts is written back in the stored
+//   form (years 0...9999) and read again as the same instant, and the
+//   stored-form parser accepts nothing the other refuses.
 
 /// The code a malformed or repeated value is refused with (any will do here).
 let invalid = ErrorCode.invalidLimit
@@ -111,6 +118,24 @@ func checkDecimals(_ text: String) {
     }
 }
 
+func checkPageQuery(_ query: String) {
+    guard let page = try? MessageRoutes.pageQuery(QueryParameters(query[...])) else { return }
+    fuzzCheck((try? page.check()) != nil, "pageQuery accepted \(query.debugDescription), which breaks its rules")
+}
+
+func checkTime(_ text: String) {
+    let stored = Timestamp(rfc3339: text)
+    guard let time = Timestamp(anyRFC3339: text) else {
+        fuzzCheck(stored == nil, "rfc3339 accepted \(text.debugDescription), anyRFC3339 did not")
+        return
+    }
+    if let stored { fuzzCheck(stored == time, "the two parsers read \(text.debugDescription) differently") }
+    let written = time.rfc3339
+    if (-62_167_219_200_000...253_402_300_799_999).contains(time.millisecondsSinceEpoch) {
+        fuzzCheck(Timestamp(rfc3339: written) == time, "\(text.debugDescription) -> \(written) did not read back")
+    }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = LibFuzzer.bytes(data, size)
@@ -122,6 +147,11 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         checkDecimals(String(pair.value))
     }
     checkDecimals(text)
+    checkPageQuery(text)
+    for pair in pairs.prefix(4) {
+        checkTime(QueryParameters.percentDecoded(pair.value, plusIsSpace: true) ?? "")
+    }
+    checkTime(text)
     return 0
 }
 

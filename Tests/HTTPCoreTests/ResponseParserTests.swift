@@ -48,6 +48,8 @@ struct ResponseParserTests {
         "HTTX/1.1 200 OK\r\n\r\n",
         "HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\n",
         "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+        // Too many digits for an Int: refused, never read into one.
+        "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999999\r\n\r\n",
         "HTTP/1.1 200 OK\r\nNoColon\r\n\r\n",
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n",
     ])

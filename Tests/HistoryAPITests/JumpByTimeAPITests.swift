@@ -70,6 +70,10 @@ import Testing
             let expected = expectedAnchor(time, in: messages)
             for spelling in [rfc3339(time), rfc3339(time, offset: 3600), rfc3339(time, offset: -5 * 3600 - 1800),
                              rfc3339(time).replacingOccurrences(of: "Z", with: "000Z"),
+                             // RFC 3339's fraction is `1*DIGIT`: any count is
+                             // floored to milliseconds (40 digits once
+                             // overflowed the parser and ended the server).
+                             rfc3339(time).replacingOccurrences(of: "Z", with: String(repeating: "9", count: 40) + "Z"),
                              rfc3339(time).lowercased()] {
                 let encoded = spelling.replacingOccurrences(of: "+", with: "%2B")
                 let response = try client.get("/v1/conversations/general/messages?around_time=\(encoded)")
@@ -111,7 +115,9 @@ import Testing
             let id = try client.appendMessage("general")
             for bad in ["", "yesterday", "2026-11-21", "2026-11-21T10:00:00", "2026-13-01T00:00:00Z",
                         "2026-11-21T25:00:00Z", "2026-11-21T10:00:00.Z", "2026-11-21T10:00:00+1:00",
-                        "2026-11-21T10:00:00%2B24:00", "1764201600000"] {
+                        "2026-11-21T10:00:00%2B24:00", "1764201600000", "2026-11-21T10:00:00.1234x5Z",
+                        "2026-11-21T10:00:00." + String(repeating: "9", count: 4000) + "+01:0",
+                        String(repeating: "9", count: 60) + "-11-21T10:00:00Z"] {
                 expectError(try client.get("/v1/conversations/general/messages?around_time=\(bad)"), 400, "invalid_time")
             }
             expectError(try client.get("/v1/conversations/general/messages?around_time=2026-11-21T10:00:00Z&around_time=2026-11-21T10:00:00Z"),

@@ -35,6 +35,31 @@ struct TimestampTests {
         #expect(Timestamp(rfc3339: "2026-11-21T10:00:00.5Z")?.rfc3339 == "2026-11-21T10:00:00.500Z")
     }
 
+    /// RFC 3339's fraction is `1*DIGIT`: any count of digits is floored to
+    /// milliseconds, never read into an integer that could overflow.
+    @Test func fractionsOfAnyLengthAreFlooredToMilliseconds() {
+        for digits in [4, 19, 20, 40, 10_000] {
+            let text = "2026-11-21T10:00:00.123" + String(repeating: "9", count: digits - 3) + "Z"
+            #expect(Timestamp(rfc3339: text)?.rfc3339 == "2026-11-21T10:00:00.123Z", "\(digits) digits")
+            #expect(Timestamp(anyRFC3339: text.replacingOccurrences(of: "Z", with: "+01:00"))?.rfc3339
+                    == "2026-11-21T09:00:00.123Z", "\(digits) digits")
+        }
+        #expect(Timestamp(rfc3339: "2026-11-21T10:00:00.12Z")?.rfc3339 == "2026-11-21T10:00:00.120Z")
+    }
+
+    @Test func anyRFC3339TakesOffsetsAndLowerCase() {
+        #expect(Timestamp(anyRFC3339: "2026-11-21t10:00:00.5z")?.rfc3339 == "2026-11-21T10:00:00.500Z")
+        #expect(Timestamp(anyRFC3339: "2026-11-21T00:30:00-01:45")?.rfc3339 == "2026-11-21T02:15:00.000Z")
+        #expect(Timestamp(anyRFC3339: "2026-01-01T00:00:00.001+00:01")?.rfc3339 == "2025-12-31T23:59:00.001Z")
+        for bad in ["2026-11-21T10:00:00+24:00", "2026-11-21T10:00:00+01:60", "2026-11-21T10:00:00+0100",
+                    "2026-11-21T10:00:00+01:00Z", "2026-11-21T10:00:00Zz", "2026-11-21T10:00:60Z",
+                    "2026-11-21T10:00:00.+01:00", "2026-11-21T10:00:00"] {
+            #expect(Timestamp(anyRFC3339: bad) == nil, "\(bad)")
+        }
+        // The stored form only: upper case, UTC.
+        #expect(Timestamp(rfc3339: "2026-11-21t10:00:00Z") == nil && Timestamp(rfc3339: "2026-11-21T10:00:00z") == nil)
+    }
+
     @Test(arguments: ["", "2026-11-21", "2026-13-01T00:00:00Z", "2026-11-21T24:00:00Z", "2026-11-21T10:00:00+01:00",
                       "2026-11-21T10:00:00.Z", "2026-11-21 10:00:00Z"])
     func refusesWhatIsNotUTCRFC3339(_ text: String) {

@@ -223,7 +223,8 @@ public struct ResponseParser: Sendable {
                 var valid = !value.isEmpty
                 HTTPSyntax.forEachListElementNonThrowing(bytes, value) { element in
                     var parsed = 0
-                    if element.isEmpty || element.count > 18 { valid = false }
+                    // More digits than 18 could overflow `parsed`.
+                    if element.isEmpty || element.count > 18 { valid = false; return }
                     for index in element {
                         let byte = bytes[index]
                         if byte < UInt8(ascii: "0") || byte > UInt8(ascii: "9") { valid = false; return }

@@ -3,7 +3,7 @@ import HistoryAccess
 import HistoryStore
 
 /// The messages of a conversation: append, page, one message, edit, delete.
-struct MessageRoutes {
+package struct MessageRoutes {
     let environment: RouteEnvironment
 
     func register(in router: inout Router) {
@@ -193,7 +193,7 @@ struct MessageRoutes {
     /// `around_time` beside another cursor (`conflicting_cursors`, which
     /// `PageCursor` cannot even hold), then the query's own rules (`window`
     /// beside anything but a lone `after`: `invalid_window`).
-    static func pageQuery(_ query: QueryParameters) throws(APIError) -> PageQuery {
+    package static func pageQuery(_ query: QueryParameters) throws(APIError) -> PageQuery {
         let before = try query.integer(PageQuery.beforeRule)
         let after = try query.integer(PageQuery.afterRule)
         let around = try query.integer(PageQuery.aroundRule)

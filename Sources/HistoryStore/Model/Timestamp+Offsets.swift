@@ -1,37 +1,88 @@
 extension Timestamp {
     /// Parses any RFC 3339 date-time a client may send (`around_time`):
     /// `YYYY-MM-DDTHH:MM:SS[.f...]` then `Z` or a `±HH:MM` offset, `T` and
-    /// `Z` in either case; digits past milliseconds are dropped (floored).
-    /// nil for anything else, including a leap second (`:60`), which no
-    /// stored time can equal.
+    /// `Z` in either case; digits past milliseconds are dropped (floored),
+    /// however many there are. nil for anything else, including a leap
+    /// second (`:60`), which no stored time can equal.
     public init?(anyRFC3339 text: String) {
-        var utf8 = Array(text.utf8)
-        guard utf8.count >= 20 else { return nil }
-        if utf8[10] == UInt8(ascii: "t") { utf8[10] = UInt8(ascii: "T") }
-        var offsetMinutes: Int64 = 0
-        let last = utf8[utf8.count - 1]
-        if last == UInt8(ascii: "Z") || last == UInt8(ascii: "z") {
-            utf8[utf8.count - 1] = UInt8(ascii: "Z")
-        } else {
-            // `±HH:MM` in place of `Z`.
-            let start = utf8.count - 6
-            guard start >= 19, utf8[start + 3] == UInt8(ascii: ":") else { return nil }
-            let sign = utf8[start]
-            guard sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") else { return nil }
-            var digits: [Int64] = []
-            for index in [start + 1, start + 2, start + 4, start + 5] {
-                let byte = utf8[index]
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-                digits.append(Int64(byte - UInt8(ascii: "0")))
+        var text = text
+        guard let milliseconds = text.withUTF8({ RFC3339Parser.milliseconds($0, accepting: .anyOffset) }) else { return nil }
+        self.init(millisecondsSinceEpoch: milliseconds)
+    }
+}
+
+/// RFC 3339's `date-time` read from its bytes in one pass, with no
+/// allocation. Every number is bounded before it is read: the fraction
+/// may have any count of digits (RFC 3339's `1*DIGIT`) and only its first
+/// three are kept, so no text can overflow an integer (a 26-digit
+/// fraction once trapped the server).
+enum RFC3339Parser {
+    enum Form {
+        /// As the store writes times: `T`, `Z`, UTC.
+        case storedForm
+        /// Anything RFC 3339 allows: `T` or `t`, `Z`, `z` or `±HH:MM`.
+        case anyOffset
+    }
+
+    /// Milliseconds since the epoch, UTC, of `bytes`; nil when they are
+    /// not a date-time of `form`.
+    static func milliseconds(_ bytes: UnsafeBufferPointer<UInt8>, accepting form: Form) -> Int64? {
+        let lenient = form == .anyOffset
+        guard bytes.count >= 20,
+              bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+              bytes[10] == UInt8(ascii: "T") || (lenient && bytes[10] == UInt8(ascii: "t")),
+              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+              let year = digits(bytes, 0, 4), let month = digits(bytes, 5, 2), let day = digits(bytes, 8, 2),
+              let hour = digits(bytes, 11, 2), let minute = digits(bytes, 14, 2), let second = digits(bytes, 17, 2),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60
+        else { return nil }
+        var index = 19
+        var millisecond: Int64 = 0
+        if bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            let first = index
+            while index < bytes.count, let digit = digit(bytes[index]) {
+                if index - first < 3 { millisecond = millisecond * 10 + digit }
+                index += 1
             }
-            let hours = digits[0] * 10 + digits[1], minutes = digits[2] * 10 + digits[3]
-            guard hours < 24, minutes < 60 else { return nil }
-            offsetMinutes = (hours * 60 + minutes) * (sign == UInt8(ascii: "-") ? -1 : 1)
-            utf8.removeLast(6)
-            utf8.append(UInt8(ascii: "Z"))
+            let count = index - first
+            guard count >= 1 else { return nil }
+            for _ in min(count, 3)..<3 { millisecond *= 10 }
         }
-        guard let local = Timestamp(rfc3339: String(decoding: utf8, as: UTF8.self)) else { return nil }
+        guard index < bytes.count else { return nil }
+        var offsetMinutes: Int64 = 0
+        switch bytes[index] {
+        case UInt8(ascii: "Z"):
+            index += 1
+        case UInt8(ascii: "z") where lenient:
+            index += 1
+        case UInt8(ascii: "+") where lenient, UInt8(ascii: "-") where lenient:
+            guard bytes.count - index == 6, bytes[index + 3] == UInt8(ascii: ":"),
+                  let hours = digits(bytes, index + 1, 2), let minutes = digits(bytes, index + 4, 2),
+                  hours < 24, minutes < 60 else { return nil }
+            offsetMinutes = (hours * 60 + minutes) * (bytes[index] == UInt8(ascii: "-") ? -1 : 1)
+            index += 6
+        default:
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        let days = Timestamp.daysSinceEpoch(year: year, month: month, day: day)
+        let local = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millisecond
         // The local time minus its offset is UTC.
-        self.init(millisecondsSinceEpoch: local.millisecondsSinceEpoch - offsetMinutes * 60_000)
+        return local - offsetMinutes * 60_000
+    }
+
+    /// The value of `count` (at most 4) decimal digits at `start`; nil if any is not one.
+    private static func digits(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ count: Int) -> Int64? {
+        var value: Int64 = 0
+        for index in start..<(start + count) {
+            guard let digit = digit(bytes[index]) else { return nil }
+            value = value * 10 + digit
+        }
+        return value
+    }
+
+    private static func digit(_ byte: UInt8) -> Int64? {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") ? Int64(byte &- UInt8(ascii: "0")) : nil
     }
 }

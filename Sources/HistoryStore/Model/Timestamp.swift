@@ -93,38 +93,13 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         text[23] = UInt8(ascii: "Z")
     }
 
-    /// Parses `YYYY-MM-DDTHH:MM:SS[.fff]Z` (UTC only); nil for anything else.
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.f...]Z` (UTC only, `T` and `Z` upper
+    /// case, as the store writes it); nil for anything else. Digits past
+    /// milliseconds are dropped (floored).
     public init?(rfc3339 text: String) {
-        let b = Array(text.utf8)
-        func number(_ range: Range<Int>) -> Int64? {
-            guard range.upperBound <= b.count else { return nil }
-            var value: Int64 = 0
-            for i in range {
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b[i]) else { return nil }
-                value = value * 10 + Int64(b[i] - UInt8(ascii: "0"))
-            }
-            return value
-        }
-        guard b.count >= 20, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
-              b[10] == UInt8(ascii: "T"), b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
-              b.last == UInt8(ascii: "Z"),
-              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60
-        else { return nil }
-        var millisecond: Int64 = 0
-        if b.count > 20 {
-            // ".f", ".ff", ".fff" or more digits; digits past milliseconds are dropped.
-            guard b[19] == UInt8(ascii: "."), b.count >= 22, let fraction = number(20..<(b.count - 1)) else { return nil }
-            let digits = b.count - 21
-            millisecond = digits >= 3
-                ? fraction / Int64(pow(10.0, Double(digits - 3)))
-                : fraction * Int64(pow(10.0, Double(3 - digits)))
-        } else if b.count != 20 {
-            return nil
-        }
-        let days = Self.daysSinceEpoch(year: year, month: month, day: day)
-        millisecondsSinceEpoch = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millisecond
+        var text = text
+        guard let milliseconds = text.withUTF8({ RFC3339Parser.milliseconds($0, accepting: .storedForm) }) else { return nil }
+        millisecondsSinceEpoch = milliseconds
     }
 
     // MARK: - Calendar arithmetic (Howard Hinnant's days_from_civil / civil_from_days)
