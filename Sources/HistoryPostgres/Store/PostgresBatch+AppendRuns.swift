@@ -171,21 +171,24 @@ extension PostgresBatch {
     }
 
     /// The statement that reads the stored messages that the batch's
-    /// appends' `client_id`s name, or nil when none carries one. Keyed by
-    /// the conversations' public ids, so it is sent in the pipeline that
-    /// locks them (`begin`), after the lock: the locks keep other instances
-    /// from adding any until COMMIT, so with what this batch appends
-    /// (`appendedClientIDs`) the answer to each of those appends is known
-    /// without a lookup of its own. An edit or delete in the batch drops
-    /// its conversation's entry (a tombstone's fingerprint is gone): later
-    /// appends there look up.
+    /// appends' `client_id`s name, or nil when none carries one. Sent in
+    /// the pipeline that locks the conversations (`begin`), after the
+    /// lock: the locks keep other instances from adding any until COMMIT,
+    /// so with what this batch appends (`appendedClientIDs`) the answer to
+    /// each of those appends is known without a lookup of its own. An edit
+    /// or delete in the batch drops its conversation's entry (a
+    /// tombstone's fingerprint is gone): later appends there look up.
     ///
-    /// The seq is a scalar subquery in the join, not a join with
-    /// `conversations`: with the join, the generic plan PostgreSQL keeps
-    /// after five runs walked all of a conversation's messages
-    /// (`messages_by_version`) and filtered on `client_id`, hundreds of
-    /// buffers a batch growing with the conversation; the subquery makes
-    /// both columns of `messages_by_client_id` the index condition.
+    /// Keyed by seq when the writer knows every conversation's
+    /// (`knownSeqs`: the common case, conversations written to before),
+    /// else by public id with the seq a scalar subquery per row. The seq
+    /// is never a join with `conversations`: with the join, the generic
+    /// plan PostgreSQL keeps after five runs walked all of a
+    /// conversation's messages (`messages_by_version`) and filtered on
+    /// `client_id`, hundreds of buffers a batch growing with the
+    /// conversation; with a seq, both columns of `messages_by_client_id`
+    /// are the index condition. By seq the lookup reads about half the
+    /// buffers (docs/performance.md, "The client_id lookup by seq").
     func clientIDPrefetch(of batch: [WriteRequest]) -> PGPipelineStatement? {
         var conversations: [String] = []
         var clientIDs: [String] = []
@@ -195,15 +198,38 @@ extension PostgresBatch {
             clientIDs.append(clientID)
         }
         guard !conversations.isEmpty else { return nil }
-        return PGPipelineStatement("""
-            SELECT m.conversation_seq, m.id, m.sender, m.body, m.created_at, m.edited_at, m.deleted, m.reply_to,
-                   m.client_id, m.version, m.client_fingerprint
-            FROM unnest($1::text[], $2::bytea[]) AS k(conversation_id, client_id)
-            JOIN messages AS m
-                ON m.conversation_seq = (SELECT c.seq FROM conversations AS c WHERE c.id = k.conversation_id)
-               AND m.client_id = k.client_id
-            """, [.text(PostgresArrayLiteral.texts(conversations)), .storedTexts(clientIDs)])
+        var known: [Int64?] = []
+        known.reserveCapacity(conversations.count)
+        for conversation in conversations {
+            guard let seq = knownSeqs.seq(of: conversation) else { break }
+            known.append(seq)
+        }
+        if known.count == conversations.count {
+            return PGPipelineStatement(Self.clientIDsBySeqSQL,
+                                       [.text(PostgresArrayLiteral.int64s(known)), .storedTexts(clientIDs)])
+        }
+        return PGPipelineStatement(Self.clientIDsByIDSQL,
+                                   [.text(PostgresArrayLiteral.texts(conversations)), .storedTexts(clientIDs)])
     }
+
+    /// `$1` the conversations' seqs, `$2` the client_ids, pairwise: the
+    /// stored messages they name (`adoptClientIDs`' columns).
+    static let clientIDsBySeqSQL = """
+        SELECT m.conversation_seq, m.id, m.sender, m.body, m.created_at, m.edited_at, m.deleted, m.reply_to,
+               m.client_id, m.version, m.client_fingerprint
+        FROM unnest($1::bigint[], $2::bytea[]) AS k(seq, client_id)
+        JOIN messages AS m ON m.conversation_seq = k.seq AND m.client_id = k.client_id
+        """
+
+    /// `clientIDsBySeqSQL` with `$1` the conversations' public ids.
+    static let clientIDsByIDSQL = """
+        SELECT m.conversation_seq, m.id, m.sender, m.body, m.created_at, m.edited_at, m.deleted, m.reply_to,
+               m.client_id, m.version, m.client_fingerprint
+        FROM unnest($1::text[], $2::bytea[]) AS k(conversation_id, client_id)
+        JOIN messages AS m
+            ON m.conversation_seq = (SELECT c.seq FROM conversations AS c WHERE c.id = k.conversation_id)
+           AND m.client_id = k.client_id
+        """
 
     /// Records what `clientIDPrefetch` read, for the conversations the
     /// batch locked (`seqs`, known by then); one created since the lock

@@ -149,10 +149,14 @@ final class PostgresBatch {
     /// Lock the counter's row with the conversations, at the start (the
     /// way back for a counter near its end).
     let countersFirst: Bool
+    /// The writer's seqs of conversations seen by earlier batches; every
+    /// conversation this batch locks or creates is added.
+    let knownSeqs: KnownConversationSeqs
 
-    init(connection: PGConnection, countersFirst: Bool = false) {
+    init(connection: PGConnection, countersFirst: Bool = false, knownSeqs: KnownConversationSeqs = KnownConversationSeqs()) {
         self.connection = connection
         self.countersFirst = countersFirst
+        self.knownSeqs = knownSeqs
     }
 
     static let conversationColumns = "seq, id, version, message_count, newest_id, activity, newest_created_at"
@@ -193,7 +197,7 @@ final class PostgresBatch {
             rollBack()
             if counterHasNoRoom && !countersFirst {
                 // Nothing was answered: the batch again, each take checked.
-                return PostgresBatch(connection: connection, countersFirst: true).perform(batch)
+                return PostgresBatch(connection: connection, countersFirst: true, knownSeqs: knownSeqs).perform(batch)
             }
             // A session lost before it wrote anything (one the server ended
             // while it sat idle in the pool, after a restart) is replaced by
@@ -368,6 +372,7 @@ final class PostgresBatch {
         let seq = result.int64(row, first)
         let version = result.int64(row, first + 2)
         seqs[id.rawValue] = seq
+        knownSeqs.remember(id.rawValue, seq: seq)
         counters[seq] = Counters(seq: seq, id: id, version: version, storedVersion: version,
                                  storedMessageCount: result.int64(row, first + 3),
                                  storedNewestID: result.optionalInt64(row, first + 4), activity: result.int64(row, first + 5),

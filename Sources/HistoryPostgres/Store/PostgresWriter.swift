@@ -37,6 +37,7 @@ package final class PostgresWriter: Sendable {
     private let maximumBatchSize: Int
     private let onCommitted: @Sendable (PostgresCommit) -> Void
     private let state = Mutex(PendingWrites())
+    private let knownSeqs = KnownConversationSeqs()
     /// Where batches are written, one at a time: never the caller's thread.
     private let queue = DispatchQueue(label: "history-postgres.writer", qos: .userInitiated)
     private let answers = DispatchQueue(label: "history-postgres.answers", qos: .userInitiated)
@@ -129,7 +130,7 @@ package final class PostgresWriter: Sendable {
             let outcome: PostgresBatch.Outcome
             do throws(PostgresError) {
                 outcome = try pool.withConnection { connection throws(PostgresError) in
-                    PostgresBatch(connection: connection).perform(batch)
+                    PostgresBatch(connection: connection, knownSeqs: knownSeqs).perform(batch)
                 }
             } catch {
                 // The pool could not give a connection: the server is down
