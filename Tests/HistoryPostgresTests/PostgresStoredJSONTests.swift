@@ -136,6 +136,11 @@ extension PostgresTests {
                 var moved = first
                 moved.createdAt = Timestamp(millisecondsSinceEpoch: ahead)
                 #expect(page.messages == [moved, replied, plain, bulk])
+                // A jump by time meets the row without bytes too: read whole,
+                // in around's shape, the anchor the first message of that time.
+                let jump = try store.page(of: Self.room, PageQuery(cursor: .aroundTime(moved.createdAt), limit: 10))
+                #expect(Self.tails(jump) == [nil, nil, nil, nil] && jump.messages == [moved, replied, plain, bulk])
+                #expect(jump.anchor == Page.Anchor(id: first.id, found: true, index: 0))
                 let newer = try store.page(of: Self.room, PageQuery(cursor: .after(first.id), limit: 10))
                 #expect(Self.tails(newer) == [replied, plain, bulk].map(MessageJSONTail.encode) && newer.messages == [replied, plain, bulk])
             }
