@@ -212,19 +212,23 @@ extension PostgresBatch {
                                    [.text(PostgresArrayLiteral.texts(conversations)), .storedTexts(clientIDs)])
     }
 
-    /// `$1` the conversations' seqs, `$2` the client_ids, pairwise: the
-    /// stored messages they name (`adoptClientIDs`' columns).
-    static let clientIDsBySeqSQL = """
+    /// What both lookups read of each message found (`adoptClientIDs`).
+    private static let clientIDColumns = """
         SELECT m.conversation_seq, m.id, m.sender, m.body, m.created_at, m.edited_at, m.deleted, m.reply_to,
                m.client_id, m.version, m.client_fingerprint
+        """
+
+    /// `$1` the conversations' seqs, `$2` the client_ids, pairwise: the
+    /// stored messages they name.
+    static let clientIDsBySeqSQL = """
+        \(clientIDColumns)
         FROM unnest($1::bigint[], $2::bytea[]) AS k(seq, client_id)
         JOIN messages AS m ON m.conversation_seq = k.seq AND m.client_id = k.client_id
         """
 
     /// `clientIDsBySeqSQL` with `$1` the conversations' public ids.
     static let clientIDsByIDSQL = """
-        SELECT m.conversation_seq, m.id, m.sender, m.body, m.created_at, m.edited_at, m.deleted, m.reply_to,
-               m.client_id, m.version, m.client_fingerprint
+        \(clientIDColumns)
         FROM unnest($1::text[], $2::bytea[]) AS k(conversation_id, client_id)
         JOIN messages AS m
             ON m.conversation_seq = (SELECT c.seq FROM conversations AS c WHERE c.id = k.conversation_id)

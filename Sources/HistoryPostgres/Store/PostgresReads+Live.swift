@@ -23,15 +23,12 @@ extension PostgresReads {
         /// the conversation's columns on each of the 101 rows, and the
         /// anchor as a CTE of its own.
         package static let aroundTime = PostgresPageRows.Statement { shape in """
-            WITH c AS (
-                SELECT \(PostgresRows.conversationColumns("conversations")), caller.role AS caller_role,
+            \(PostgresReads.SQL.conversationCTE(adding: """
+                ,
                        coalesce((SELECT m.id FROM messages AS m
                                  WHERE m.conversation_seq = conversations.seq AND m.created_at >= $3::bigint
                                  ORDER BY m.created_at, m.id LIMIT 1), 9223372036854775807) AS anchor
-                FROM conversations
-                LEFT JOIN members AS caller
-                    ON caller.conversation_seq = conversations.seq AND caller.user_id = $2::text
-                WHERE conversations.id = $1::text)
+                """))
             SELECT \(PostgresReads.SQL.conversationColumns), \(shape.nullColumns), c.anchor FROM c
             UNION ALL
             SELECT \(PostgresRows.nullConversationColumns), \(shape.columns("m")), NULL::bigint FROM c

@@ -42,14 +42,21 @@ package struct PostgresReads: SnapshotReads {
         /// from one statement, one snapshot. A join, not a scalar subquery
         /// in the select list: PostgreSQL inlines the CTE, and a subquery
         /// there would be evaluated again for every message row joined to it.
-        static let conversationCTE = """
+        static let conversationCTE = conversationCTE(adding: "")
+
+        /// `conversationCTE` with more columns of `c` after `caller_role`
+        /// (`extra` starts with its comma), computed once per statement as
+        /// `c` is (the jump's anchor: PostgresReads+Live).
+        static func conversationCTE(adding extra: String) -> String {
+            """
             WITH c AS (
-                SELECT \(PostgresRows.conversationColumns("conversations")), caller.role AS caller_role
+                SELECT \(PostgresRows.conversationColumns("conversations")), caller.role AS caller_role\(extra)
                 FROM conversations
                 LEFT JOIN members AS caller
                     ON caller.conversation_seq = conversations.seq AND caller.user_id = $2::text
                 WHERE conversations.id = $1::text)
             """
+        }
         /// What every conversation read selects from `c` first: its
         /// columns, then `caller_role` (`columnCount` in all).
         static let conversationColumns = PostgresRows.conversationColumns("c") + ", c.caller_role"
