@@ -109,7 +109,7 @@ struct HostileFileTests {
             } catch {
                 guard case .migration(let reason)? = error as? StoreError else { Issue.record("wrong error \(error)"); return }
                 #expect(reason.contains(named), "\(reason)")
-                #expect(reason.contains("0009_"), "names the migrations the file records: \(reason)")
+                #expect(reason.contains("0010_"), "names the migrations the file records: \(reason)")
             }
         }
     }

@@ -86,4 +86,44 @@ struct JumpByTimeTests {
             }
         }
     }
+
+    /// Versions spent on edits leave SQLite's time marks (one message in
+    /// 64 versions, migrations/0010_time_marks.sql) more than 256 versions
+    /// apart: between those two marks the search halves the places instead
+    /// of reading the messages in order; before the first mark and after
+    /// the last it reads them. Every instant finds the smallest id at or
+    /// after it, on both stores.
+    @Test(arguments: StoreBackend.allCases)
+    func marksFarApartFindTheSameAnchor(backend: StoreBackend) async throws {
+        try await withTestStore(backend) { store in
+            try await store.make("a")
+            try await store.make("b")
+            var posted: [Message] = []
+            for _ in 0..<7 {
+                posted += try await store.post(10, to: "a")
+                try await store.post(1, to: "b")
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            for round in 0..<300 {
+                _ = try await store.edit(messageID: posted[0].id, in: cid("a"), body: "edit \(round)")
+            }
+            for _ in 0..<4 {
+                posted += try await store.post(5, to: "a")
+                try await store.post(1, to: "b")
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            // Appended versions: one run up to 70, then none for 300.
+            let versions = posted.map(\.version)
+            #expect(zip(versions, versions.dropFirst()).contains { $1 - $0 > 256 })
+            let messages = try store.page(of: cid("a"), PageQuery(cursor: .newest, limit: 200)).messages
+            #expect(messages.map(\.id) == posted.map(\.id))
+            let times = messages.map(\.createdAt.millisecondsSinceEpoch)
+            let instants = Set(times.flatMap { [$0 - 1, $0, $0 + 1] }).sorted()
+            for instant in instants {
+                let expected = messages.first { $0.createdAt.millisecondsSinceEpoch >= instant }?.id
+                let page = try store.page(of: cid("a"), PageQuery(cursor: .aroundTime(Timestamp(millisecondsSinceEpoch: instant)), limit: 3))
+                #expect(page.anchor?.id == expected, "at \(instant)")
+            }
+        }
+    }
 }

@@ -59,7 +59,7 @@ struct MigratorTests {
             try open(path, migrations).close()
             #expect(try queryStrings(path, "SELECT version || ':' || name FROM schema_migrations")
                 == ["1:init", "2:messages_by_place", "3:members", "4:tombstones_forget_fingerprints", "5:inbox",
-                   "6:change_log", "7:members_version", "8:message_json_tail", "9:no_index_by_time"])
+                   "6:change_log", "7:members_version", "8:message_json_tail", "9:no_index_by_time", "10:time_marks"])
             let tables = try queryStrings(path, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
             #expect(tables == ["activity_counter", "change_log", "conversations", "members", "messages", "removed_members",
                                "schema_migrations"])

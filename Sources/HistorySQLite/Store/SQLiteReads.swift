@@ -187,7 +187,7 @@ struct SQLiteReads: SnapshotReads {
 
         case .aroundTime(let time):
             guard let anchorID = try firstMessage(atOrAfter: time, seq: seq, oldestID: conversation.oldestID,
-                                                  newestID: conversation.newestID) else {
+                                                  newestID: conversation.newestID, version: conversation.version) else {
                 let rows = try newest(seq: seq, limit: limit, budget: query.byteBudget, conversation: id)
                 var result = Page(rows: rows, in: conversation, emptyHasOlder: false, emptyHasNewer: false)
                 result.anchor = Page.Anchor(id: nil, found: false, index: nil)
