@@ -22,6 +22,24 @@ struct PrefetchingVFSTests {
         }
     }
 
+    /// A reader maps as much of the file as SQLite allows (its compile-time
+    /// cap), not a fixed gigabyte: past the map, pages are read and copied.
+    @Test func readersMapUpToSQLitesCap() async throws {
+        try withTemporaryDirectory { directory in
+            let path = directory.databasePath
+            try SQLiteHistoryStore(configuration: SQLiteStoreConfiguration(path: path)).close()
+            let reader = try SQLiteBackend.openReader(SQLiteStoreConfiguration(path: path))
+            defer { reader.close() }
+            let options = try reader.makeStatement(sql: "PRAGMA compile_options").rows { $0.optionalString(0) ?? "" }
+            // "MAX_MMAP_SIZE=0x7fff0000" on Debian's build; SQLite's default when absent.
+            let value = options.first { $0.hasPrefix("MAX_MMAP_SIZE=") }?.dropFirst("MAX_MMAP_SIZE=".count)
+            let cap = value.flatMap { $0.hasPrefix("0x") ? Int64($0.dropFirst(2), radix: 16) : Int64($0) } ?? 0x7fff0000
+            let mapped = try #require(try reader.makeStatement(sql: "PRAGMA mmap_size").rows { $0.int64(0) }.first)
+            #expect(mapped == min(cap, SQLiteBackend.readerMemoryMapBytes))
+            #expect(mapped > 1 << 30, "more than the gigabyte readers mapped before")
+        }
+    }
+
     /// Rows read from mapped pages through the wrapped `xFetch` equal the
     /// rows the default VFS reads from the same file, over thousands of
     /// pages (leaves and interior pages of the table and its indexes).

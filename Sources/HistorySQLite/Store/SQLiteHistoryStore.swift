@@ -120,8 +120,12 @@ final class SQLiteBackend: StoreEngine {
                                      onBatchCommitted: configuration.onBatchCommitted)
     }
 
-    /// How much of the file each reader maps (see `openReader`).
-    static let readerMemoryMapBytes = 1 << 30
+    /// How much of the file each reader maps (see `openReader`): all of it,
+    /// up to SQLite's compile-time cap (2 GiB on Debian's build). Pages past
+    /// the map are read with `pread` and copied: at 1 GiB, a file of 2.4 GB
+    /// cost a deep page 5-17% more CPU than at the cap (docs/performance.md,
+    /// "The readers' map up to SQLite's cap").
+    static let readerMemoryMapBytes: Int64 = 1 << 40
 
     static func openReader(_ configuration: SQLiteStoreConfiguration) throws(StoreError) -> SQLiteConnection {
         try sqlite { () throws(SQLiteError) in
@@ -137,8 +141,7 @@ final class SQLiteBackend: StoreEngine {
             // costs (guarantee 4; what is left is CPU cache misses on a cold
             // leaf, which `PrefetchingVFS` overlaps, not the TLB:
             // docs/performance.md, "Readers through a memory map"). The map is address space,
-            // not memory; pages in the WAL are still read normally. SQLite
-            // caps it at its compile-time maximum (2 GiB on Debian's build).
+            // not memory; pages in the WAL are still read normally.
             try reader.execute(sql: "PRAGMA mmap_size = \(readerMemoryMapBytes)")
             return reader
         }
