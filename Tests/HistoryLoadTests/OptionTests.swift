@@ -101,4 +101,16 @@ struct BenchRoundTests {
         #expect(BenchSuite.percent(0.9) == "-10%")
         #expect(BenchSuite.percent(1) == "+0%")
     }
+
+    /// The jump row's note: the median ratio over all pairs and over each
+    /// order (the second request of a pair finds the rows warm).
+    @Test func jumpRatioNoteSplitsByOrder() {
+        let note = BenchSuite.jumpRatioNote(jump: [120, 110, 130, 100], around: [100, 100, 100, 100],
+                                            aroundFirst: [false, true, false, true])
+        #expect(note == "median latency ratio to `around`: +15% (jump first +25%, `around` first +5%)")
+        #expect(BenchSuite.jumpRatioNote(jump: [120], around: [100], aroundFirst: [false])
+            == "median latency ratio to `around`: +20% (jump first +20%, `around` first none)")
+        #expect(BenchSuite.jumpRatioNote(jump: [], around: [], aroundFirst: [])
+            == "median latency ratio to `around`: none (jump first none, `around` first none)")
+    }
 }

@@ -92,16 +92,19 @@ extension BenchSuite {
         var jumpRow = Self.measuredRow("Jump by time deep in \(largest.id) (\(depth))", kind: "page around_time", micros: jump,
                                        violations: violations, largest: largest,
                                        command: "bench --url \(url) (jump rows)", note: "")
-        let ratios = zip(jump, around).map { Double($0) / Double(max($1, 1)) }
-        let ratio = Self.median(ratios)
-        let byOrder = [false, true].map { first in
-            let chosen = zip(ratios, aroundFirst).filter { $0.1 == first }.map(\.0)
-            return chosen.isEmpty ? "none" : Self.percent(Self.median(chosen))
-        }
-        jumpRow.note = "median latency ratio to `around`: \(Self.percent(ratio)) (jump first \(byOrder[0]), "
-            + "`around` first \(byOrder[1])); anchors checked against `around`"
-            + (violations.isEmpty ? "" : " **\(violations.count) violations**")
+        jumpRow.note = Self.jumpRatioNote(jump: jump, around: around, aroundFirst: aroundFirst)
+            + "; anchors checked against `around`" + (violations.isEmpty ? "" : " **\(violations.count) violations**")
         return [aroundRow, jumpRow]
+    }
+
+    /// The median of the pairs' latency ratios (jump over `around`), over
+    /// all pairs and over each order they were asked in; "none" where a
+    /// set is empty (a run too short for a second round, or no anchor).
+    static func jumpRatioNote(jump: [UInt64], around: [UInt64], aroundFirst: [Bool]) -> String {
+        let ratios = zip(jump, around).map { Double($0) / Double(max($1, 1)) }
+        func median(_ chosen: [Double]) -> String { chosen.isEmpty ? "none" : percent(Self.median(chosen)) }
+        let byOrder = [false, true].map { first in median(zip(ratios, aroundFirst).filter { $0.1 == first }.map(\.0)) }
+        return "median latency ratio to `around`: \(median(ratios)) (jump first \(byOrder[0]), `around` first \(byOrder[1]))"
     }
 
     /// A row from latencies measured one by one on a single connection.
