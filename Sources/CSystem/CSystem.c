@@ -55,6 +55,17 @@ int csystem_name_this_thread(const char *name) {
     return pthread_setname_np(pthread_self(), truncated);
 }
 
+int csystem_schedule_this_thread_as_batch(void) {
+    struct sched_param parameter = { .sched_priority = 0 };
+    return pthread_setschedparam(pthread_self(), SCHED_BATCH, &parameter);
+}
+
+int csystem_thread_is_batch(int thread_id) {
+    int policy = sched_getscheduler(thread_id);
+    if (policy < 0) return -1;
+    return policy == SCHED_BATCH;
+}
+
 int csystem_timerfd_create_monotonic(void) {
     return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 }

@@ -15,6 +15,8 @@ import Synchronization
 ///   from the test's thread (a burst of answers that come from elsewhere);
 /// - `/blocking`: blocks its thread as a read does (`whileBlockingAllowed`)
 ///   until the test calls `openBlocking()`; 503 when no thread may block;
+/// - `/policy`: `batch` or `other`, the scheduling policy of the thread
+///   that handles it (`ThreadScheduling`);
 /// - anything else: `METHOD target` as the body.
 final class TestResponder: HTTPResponder {
     let closeHandlersRun = Mutex(0)
@@ -57,6 +59,9 @@ final class TestResponder: HTTPResponder {
                 respond(HTTPResponse(status: .ok, body: Array("slow \(milliseconds)".utf8), route: "slow"))
             }
             return .later
+        case "/policy":
+            let policy = ThreadScheduling.isBatch(threadID: 0) == true ? "batch" : "other"
+            return .response(HTTPResponse(status: .ok, body: Array(policy.utf8), route: "policy"))
         case "/busy":
             let milliseconds = Int(request.query?.split(separator: "=").last ?? "5") ?? 5
             busyNow.add(1, ordering: .relaxed)

@@ -18,6 +18,24 @@ import Testing
 /// pool takes the rest.
 @Suite("Reads on the server's threads and on the read pool")
 struct ReadPoolTests {
+    /// The pool's threads run under `SCHED_BATCH`, as the HTTP workers do
+    /// (`ThreadScheduling`): a job sees it on its own thread.
+    @Test func itsThreadsRunAsBatch() {
+        let pool = ReadPool(threads: 2, name: "policy-check")
+        defer { pool.stop() }
+        let seen = Mutex<[Bool?]>([])
+        let done = DispatchSemaphore(value: 0)
+        for _ in 0..<4 {
+            pool.submit {
+                seen.withLock { $0.append(ThreadScheduling.isBatch(threadID: 0)) }
+                done.signal()
+            }
+        }
+        for _ in 0..<4 { #expect(done.wait(timeout: .now() + 60) == .success) }
+        #expect(seen.withLock { $0 } == [true, true, true, true])
+        #expect(ProcessThreads.ids(namedWithPrefix: "policy-check-").count == 2)
+    }
+
     /// Before the read pool, the second connection's answer waited for the
     /// gated read on the same loop: this test then hung until its client
     /// timed out.

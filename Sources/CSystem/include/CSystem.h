@@ -47,6 +47,14 @@ int csystem_eventfd_signal(int eventfd);
 /// `ps`, `perf` and /proc show it: 0, or an error number.
 int csystem_name_this_thread(const char *name);
 
+/// Puts the calling thread under SCHED_BATCH (nice unchanged; no
+/// privilege needed): 0, or an error number.
+int csystem_schedule_this_thread_as_batch(void);
+
+/// Whether the thread `thread_id` (a kernel thread id, as in
+/// /proc/self/task) runs under SCHED_BATCH: 1, 0, or -1 with errno set.
+int csystem_thread_is_batch(int thread_id);
+
 /// timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC): a
 /// descriptor, or -1 with errno set.
 int csystem_timerfd_create_monotonic(void);

@@ -111,6 +111,7 @@ final class ConnectionWorkers: @unchecked Sendable {
         for index in 0..<threadCount {
             let thread = Thread { [self] in
                 ThreadName.set("http-worker-\(index)")
+                ThreadScheduling.runThisThreadAsBatch()
                 work()
             }
             // A handler's stack is deep (routing, SQLite, encoding); only

@@ -39,6 +39,7 @@ public final class ReadPool: Sendable {
             let queue = self.queue
             let thread = Thread {
                 ThreadName.set("\(name)-\(index)")
+                ThreadScheduling.runThisThreadAsBatch()
                 queue.work()
             }
             // As much as a main thread: a handler's stack is deep (routing,

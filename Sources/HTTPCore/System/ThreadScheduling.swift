@@ -1,0 +1,38 @@
+import CSystem
+
+/// How the kernel schedules the threads that serve requests.
+///
+/// The HTTP workers and the read pool run under `SCHED_BATCH`: the same
+/// share of the processors as any thread of nice 0, but a worker woken
+/// (a request arrived, a read's rows came back) does not preempt the
+/// thread running on that processor; it runs when that thread blocks or
+/// its slice ends. On two cores, pages keep a few dozen threads of ours
+/// and PostgreSQL's backends runnable at once, and each wake-up used to
+/// cut into whoever ran, PostgreSQL's backend in the middle of the next
+/// page statement included: about half a preemption per page. Under
+/// `SCHED_BATCH` those backends, and the load's own threads, finish their
+/// turn. Alternated against the same build without it, deep pages on
+/// PostgreSQL came 2% to 21% more a second, with a lower p99, in each of
+/// nine rounds, and SQLite's 2% to 5% more in three (docs/performance.md,
+/// "Request threads under SCHED_BATCH").
+///
+/// What stays `SCHED_OTHER`, on purpose: the writers (a commit others
+/// wait on), the listener and timers (wake-ups that must be prompt), and
+/// every thread outside the server.
+public enum ThreadScheduling {
+    /// Best effort: where the policy cannot be set (a seccomp profile that
+    /// forbids it), the thread runs as it was.
+    public static func runThisThreadAsBatch() {
+        _ = csystem_schedule_this_thread_as_batch()
+    }
+
+    /// Whether the kernel thread `threadID` runs under `SCHED_BATCH`
+    /// (nil when it cannot be read: the thread ended).
+    public static func isBatch(threadID: Int32) -> Bool? {
+        switch csystem_thread_is_batch(threadID) {
+        case 1: true
+        case 0: false
+        default: nil
+        }
+    }
+}
