@@ -110,8 +110,9 @@ final class ConnectionWorkers: @unchecked Sendable {
         batchKey = key
         for index in 0..<threadCount {
             let thread = Thread { [self] in
-                ThreadName.set("http-worker-\(index)")
+                // The policy before the name: a thread found by its name has it.
                 ThreadScheduling.runThisThreadAsBatch()
+                ThreadName.set("http-worker-\(index)")
                 work()
             }
             // A handler's stack is deep (routing, SQLite, encoding); only

@@ -16,9 +16,13 @@ import CSystem
 /// nine rounds, and SQLite's 2% to 5% more in three (docs/performance.md,
 /// "Request threads under SCHED_BATCH").
 ///
-/// What stays `SCHED_OTHER`, on purpose: the writers (a commit others
-/// wait on), the listener and timers (wake-ups that must be prompt), and
-/// every thread outside the server.
+/// Only these threads set it. Linux gives a new thread its creator's
+/// policy, and Dispatch starts its pool's threads from whichever thread
+/// needs one, so some of the threads that run Dispatch's queues (the
+/// writers', the listeners', timers) inherit it from a request thread and
+/// others do not (3 of 6 after a run of pages, appends and long-polls).
+/// That is the state every figure above was measured in; SQLite's
+/// appends alone, alternated, showed no difference.
 public enum ThreadScheduling {
     /// Best effort: where the policy cannot be set (a seccomp profile that
     /// forbids it), the thread runs as it was.

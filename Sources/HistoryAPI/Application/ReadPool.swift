@@ -38,8 +38,9 @@ public final class ReadPool: Sendable {
         for index in 0..<threadCount {
             let queue = self.queue
             let thread = Thread {
-                ThreadName.set("\(name)-\(index)")
+                // The policy before the name: a thread found by its name has it.
                 ThreadScheduling.runThisThreadAsBatch()
+                ThreadName.set("\(name)-\(index)")
                 queue.work()
             }
             // As much as a main thread: a handler's stack is deep (routing,
