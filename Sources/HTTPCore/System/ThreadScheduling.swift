@@ -6,12 +6,12 @@ import CSystem
 /// share of the processors as any thread of nice 0, but a worker woken
 /// (a request arrived, a read's rows came back) does not preempt the
 /// thread running on that processor; it runs when that thread blocks or
-/// its slice ends. On two cores, pages keep a few dozen threads of ours
-/// and PostgreSQL's backends runnable at once, and each wake-up used to
-/// cut into whoever ran, PostgreSQL's backend in the middle of the next
-/// page statement included: about half a preemption per page. Under
-/// `SCHED_BATCH` those backends, and the load's own threads, finish their
-/// turn. Alternated against the same build without it, deep pages on
+/// its slice ends. On two cores, pages keep many threads of ours and
+/// PostgreSQL's backends runnable at once, and a wake-up could cut into
+/// whoever ran, PostgreSQL's backend in the middle of the next page
+/// statement included (the server was preempted about half a time per
+/// page). Under `SCHED_BATCH` the thread that runs finishes its turn.
+/// Alternated against the same build without it, deep pages on
 /// PostgreSQL came 2% to 21% more a second, with a lower p99, in each of
 /// nine rounds, and SQLite's 2% to 5% more in three (docs/performance.md,
 /// "Request threads under SCHED_BATCH").
