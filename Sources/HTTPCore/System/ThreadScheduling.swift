@@ -31,8 +31,8 @@ public enum ThreadScheduling {
         _ = csystem_schedule_this_thread_as_batch()
     }
 
-    /// Whether the kernel thread `threadID` runs under `SCHED_BATCH`
-    /// (nil when it cannot be read: the thread ended).
+    /// Whether the kernel thread `threadID` (0: the calling thread) runs
+    /// under `SCHED_BATCH`; nil when it cannot be read (no such thread).
     public static func isBatch(threadID: Int32) -> Bool? {
         switch csystem_thread_is_batch(threadID) {
         case 1: true
