@@ -69,7 +69,7 @@ let package = Package(
         // schema is embedded from migrations/postgres/.
         .target(
             name: "HistoryPostgres",
-            dependencies: ["CLibPQ", "HistoryStore", "HostResources"],
+            dependencies: ["CLibPQ", "CSystem", "HistoryStore", "HostResources"],
             swiftSettings: strictSettings,
             plugins: ["EmbedMigrations"]
         ),

@@ -86,6 +86,16 @@ public protocol HistoryStore: Sendable {
     /// A keyset page: index reads only, whatever the depth.
     func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page
 
+    /// The same page through `completion`: before returning, on the
+    /// caller's thread, unless `readsPagesLater`; then possibly later, on
+    /// a thread of the store's, with no thread held while the page waits
+    /// for its statement (PostgreSQL reads the pages asked together in one).
+    func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck,
+              completion: @escaping @Sendable (Result<Page, StoreError>) -> Void)
+
+    /// True when `page(…completion:)` may answer later, on another thread.
+    var readsPagesLater: Bool { get }
+
     /// The compacted changes after `query.since` (the `events` endpoint).
     func changes(in conversation: ConversationID, _ query: ChangeQuery, access: AccessCheck) throws(StoreError) -> ChangeFeed
 

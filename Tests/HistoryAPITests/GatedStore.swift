@@ -53,6 +53,14 @@ final class GatedStore: HistoryStore {
         for _ in 0..<waiting { opened.signal() }
     }
 
+    /// Through the gate as well, answered before returning.
+    func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck,
+              completion: @escaping @Sendable (Result<Page, StoreError>) -> Void) {
+        completion(Result { () throws(StoreError) in try page(of: conversation, query, access: access) })
+    }
+
+    var readsPagesLater: Bool { false }
+
     func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page {
         if conversation == gatedConversation {
             let thread = Self.threadName()

@@ -33,7 +33,13 @@ struct ReadPoolTests {
         }
         for _ in 0..<4 { #expect(done.wait(timeout: .now() + 60) == .success) }
         #expect(seen.withLock { $0 } == [true, true, true, true])
-        #expect(ProcessThreads.ids(namedWithPrefix: "policy-check-").count == 2)
+        // Both threads exist from the start, but one may not have named
+        // itself yet when the other has run all four jobs.
+        let deadline = Date().addingTimeInterval(10)
+        while ProcessThreads.ids(namedWithPrefix: "policy-check-").count < 2 && Date() < deadline { usleep(1_000) }
+        let threads = ProcessThreads.ids(namedWithPrefix: "policy-check-")
+        #expect(threads.count == 2)
+        #expect(threads.allSatisfy { ThreadScheduling.isBatch(threadID: $0) == true })
     }
 
     /// Before the read pool, the second connection's answer waited for the

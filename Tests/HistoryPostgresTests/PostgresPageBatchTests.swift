@@ -32,9 +32,12 @@ extension PostgresTests {
         /// strangers and an administrator, mixed with `after` and `around`
         /// pages read alone; one statement runs at a time, so the pages wait
         /// and go together. Each answer is compared with the same page read
-        /// alone by `PostgresReads`, errors included.
-        @Test(.timeLimit(.minutes(3)))
-        func pagesReadTogetherAnswerWhatEachReadAloneAnswers() async throws {
+        /// alone by `PostgresReads`, errors included. `asCalls`: the pages
+        /// are asked through `page(…completion:)`, each thread asking all of
+        /// its pages without waiting for any; the batcher's own threads then
+        /// run the statements and answer.
+        @Test(.timeLimit(.minutes(3)), arguments: [false, true])
+        func pagesReadTogetherAnswerWhatEachReadAloneAnswers(asCalls: Bool) async throws {
             try await withTestDatabase { uri in
                 let fixture = try PostgresReadsFixture(uri: uri)
                 let names = ["c0", "c1", "c2", "c3", "empty"]
@@ -90,6 +93,7 @@ extension PostgresTests {
                 let wrongConversations = Locked<[String]>([])
                 let passes = 3
                 let group = DispatchGroup()
+                let calls = DispatchGroup()
                 for thread in 0..<16 {
                     group.enter()
                     Thread.detachNewThread {
@@ -97,10 +101,18 @@ extension PostgresTests {
                         for pass in 0..<passes {
                             for index in requests.indices where (index + pass) % 16 == thread {
                                 let (conversation, query, access) = requests[index]
-                                let answer = Self.summary(Result { () throws(StoreError) in
-                                    try store.page(of: conversation, query, access: access)
-                                })
-                                answers.withLock { $0[index * passes + pass] = answer }
+                                if asCalls {
+                                    calls.enter()
+                                    store.page(of: conversation, query, access: access) { outcome in
+                                        answers.withLock { $0[index * passes + pass] = Self.summary(outcome) }
+                                        calls.leave()
+                                    }
+                                } else {
+                                    let answer = Self.summary(Result { () throws(StoreError) in
+                                        try store.page(of: conversation, query, access: access)
+                                    })
+                                    answers.withLock { $0[index * passes + pass] = answer }
+                                }
                                 let other = (index + pass) % conversationsAsked.count
                                 let (conversation2, access2) = conversationsAsked[other]
                                 let read = "\(Result { () throws(StoreError) in try store.conversation(conversation2, access: access2) })"
@@ -116,6 +128,8 @@ extension PostgresTests {
                 #expect(store.pageStatementCounts.waiting >= 8)
                 try fixture.connection.execute(sql: "COMMIT")
                 #expect(group.wait(timeout: .now() + 60) == .success)
+                #expect(calls.wait(timeout: .now() + 60) == .success)
+                #expect(store.readsPagesLater)
                 var mismatches = 0
                 for index in asked.indices {
                     for pass in 0..<passes where answers.value[index * passes + pass] != expected[index] {

@@ -57,7 +57,10 @@ package struct MessageRoutes {
     // MARK: - Page
 
     /// The hot path: parse, one keyset read (the caller's role in the same
-    /// snapshot), one encode, on the read pool; the answer is returned.
+    /// snapshot), one encode; the answer is returned. Where the store
+    /// reads pages later (PostgreSQL, `readsPagesLater`), the read and the
+    /// encode run on the thread of the statement that reads the page, and
+    /// this thread goes back to the other connections meanwhile.
     ///
     /// With `If-None-Match`, first the conversation's counters (one O(1)
     /// read, access decided in it): a tag that still matches is a 304
@@ -93,12 +96,31 @@ package struct MessageRoutes {
                 return keptPage(kept, tag: tag, request)
             }
         }
+        if environment.store.readsPagesLater {
+            let query = query
+            return request.later { promise in
+                environment.store.page(of: conversation, query, access: access) { result in
+                    promise.complete(result) { page in
+                        promise.resolve(pageResponse(page, of: conversation, query, key: key, request))
+                    }
+                }
+            }
+        }
         let page = try environment.read(request) { () throws(StoreError) in
             try environment.store.page(of: conversation, query, access: access)
         }
+        return .now(pageResponse(page, of: conversation, query, key: key, request))
+    }
+
+    /// A page's answer: the kept newest page when it is the one read, else
+    /// the page encoded (and kept when it is a newest page).
+    private func pageResponse(_ page: Page, of conversation: ConversationID, _ query: PageQuery,
+                              key: NewestPageCache.Key?, _ request: APIRequest) -> HTTPResponse {
+        let budget = environment.limits.maximumResponseBytes
+        let gzip = request.acceptsGzip
         let tag = EntityTag.page(of: conversation, version: page.version, query: query, budget: budget, gzip: gzip)
         if let kept = key.flatMap({ environment.newestPages.entry($0, version: page.version) }) {
-            return keptPage(kept, tag: tag, request)
+            return keptResponse(kept, tag: tag, request)
         }
         // A jump by time that found nothing answers the newest page: trimmed as one.
         let trim = page.anchor.map { $0.id == nil } == true ? PageTrim.keepNewest : PageTrim(query, reset: page.reset)
@@ -108,7 +130,7 @@ package struct MessageRoutes {
             environment.newestPages.keep(key, version: page.version, body: response.body,
                                          gzipped: ContentCoding.isGzipped(response))
         }
-        return .now(response)   // its route is set: `answer` would copy it to set it again
+        return response   // its route is set: `answer` would copy it to set it again
     }
 
     /// What `page` would answer, decided without blocking from the
@@ -132,10 +154,14 @@ package struct MessageRoutes {
 
     /// A kept newest page, as `page` would have sent it.
     private func keptPage(_ kept: NewestPageCache.Entry, tag: EntityTag, _ request: APIRequest) -> Answer {
-        var response = HTTPResponse.json(.ok, kept.body)
+        .now(keptResponse(kept, tag: tag, request))
+    }
+
+    private func keptResponse(_ kept: NewestPageCache.Entry, tag: EntityTag, _ request: APIRequest) -> HTTPResponse {
+        var response = HTTPResponse.json(.ok, kept.body, route: request.route)
         response.headers.add(name: "ETag", value: tag.value)
         ContentCoding.label(&response, gzipped: kept.gzipped)
-        return request.answer(response)
+        return response
     }
 
     /// False when a name in the target's query starts as a cursor's does

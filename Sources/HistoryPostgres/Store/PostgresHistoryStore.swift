@@ -252,6 +252,7 @@ final class PostgresBackend: StoreEngine {
 
     /// Stops listening, then closes every session.
     func close() {
+        pages.close()
         listener.close()
         typingRelay.close()
         writerPool.close()
@@ -285,28 +286,64 @@ final class PostgresBackend: StoreEngine {
         guard let request = PostgresPageBatch.Request(conversation, query, access: access) else {
             return try read { reads throws(StoreError) in try reads.page(of: conversation, query, access: access) }
         }
-        let (rows, index) = try readTogether(request)
+        return try decodedPage(request, from: pages.read(request, pageStatement))
+    }
+
+    /// As `page` above, with no thread blocked while a newest or `before`
+    /// page waits for its statement (`ReadBatcher.read(_:_:answer:)`):
+    /// `completion` runs on the thread that ran it.
+    func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck,
+              completion: @escaping @Sendable (Result<Page, StoreError>) -> Void) {
+        guard let request = PostgresPageBatch.Request(conversation, query, access: access) else {
+            do throws(StoreError) {
+                completion(.success(try page(of: conversation, query, access: access)))
+            } catch {
+                completion(.failure(error))
+            }
+            return
+        }
+        pages.read(request, pageStatement) { [self] outcome in
+            do throws(StoreError) {
+                completion(.success(try decodedPage(request, from: outcome)))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+    }
+
+    var readsPagesLater: Bool { true }
+
+    /// The request's page in its statement's rows; read again alone, whole,
+    /// when a row had no stored JSON (`PostgresPageRows`).
+    private func decodedPage(_ request: PostgresPageBatch.Request,
+                             from outcome: ReadBatcher<PostgresPageBatch.Request, PostgresPageBatch.Rows, StoreError>.Outcome)
+        throws(StoreError) -> Page {
+        let (rows, index) = try outcome.get()
         if let page = try PostgresPageBatch.page(index, of: rows, request) { return page }
         return try withReader { connection throws(StoreError) in
-            try PostgresReads(connection: connection).wholeDescendingPage(of: conversation, below: request.below,
-                                                                          limit: request.limit, access: access)
+            try PostgresReads(connection: connection).wholeDescendingPage(of: request.conversation, below: request.below,
+                                                                          limit: request.limit, access: request.access)
         }
     }
 
     /// The conversation through `pages` too, as a page of no rows.
     func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation {
         let request = PostgresPageBatch.Request(conversation: id, access: access)
-        let (rows, index) = try readTogether(request)
+        let (rows, index) = try pages.read(request, pageStatement).get()
         return try PostgresPageBatch.conversation(index, of: rows, request)
     }
 
-    private func readTogether(_ request: PostgresPageBatch.Request) throws(StoreError) -> (PostgresPageBatch.Rows, Int) {
-        let onPageStatement = configuration.onPageStatement
-        return try pages.read(request) { requests throws(StoreError) in
-            let rows = try withReader { connection throws(StoreError) in try PostgresPageBatch.read(requests, on: connection) }
-            onPageStatement?(requests.count)
-            return rows
-        }.get()
+    /// One statement for the requests `pages` gathered.
+    private var pageStatement: ReadBatcher<PostgresPageBatch.Request, PostgresPageBatch.Rows, StoreError>.Statement {
+        { [self] (requests: [PostgresPageBatch.Request]) throws(StoreError) -> PostgresPageBatch.Rows in
+            try readPages(requests)
+        }
+    }
+
+    private func readPages(_ requests: [PostgresPageBatch.Request]) throws(StoreError) -> PostgresPageBatch.Rows {
+        let rows = try withReader { connection throws(StoreError) in try PostgresPageBatch.read(requests, on: connection) }
+        configuration.onPageStatement?(requests.count)
+        return rows
     }
 
     /// Statements of pages read together, the pages they read, and the

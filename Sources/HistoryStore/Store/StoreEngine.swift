@@ -15,6 +15,17 @@ package protocol StoreEngine: Sendable {
     /// asked at the same time together.
     func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page
 
+    /// The same page, handed to `completion`. The default reads it on the
+    /// caller's thread and calls `completion` before returning; an engine
+    /// whose pages wait for a statement of several may call it later, on
+    /// another thread, so that no thread is held while a page waits.
+    func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck,
+              completion: @escaping @Sendable (Result<Page, StoreError>) -> Void)
+
+    /// True when `page(…completion:)` may answer later without holding the
+    /// caller's thread meanwhile.
+    var readsPagesLater: Bool { get }
+
     /// A conversation once `access` allows its caller, in one snapshot; the
     /// default reads it alone, as `page` does.
     func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation
@@ -64,6 +75,13 @@ extension StoreEngine {
     package func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page {
         try read { reads throws(StoreError) in try reads.page(of: conversation, query, access: access) }
     }
+
+    package func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck,
+                      completion: @escaping @Sendable (Result<Page, StoreError>) -> Void) {
+        completion(Result { () throws(StoreError) in try page(of: conversation, query, access: access) })
+    }
+
+    package var readsPagesLater: Bool { false }
 
     package func conversation(_ id: ConversationID, access: AccessCheck) throws(StoreError) -> Conversation {
         try read { reads throws(StoreError) in try reads.conversation(id, access: access) }

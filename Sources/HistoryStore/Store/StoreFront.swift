@@ -133,6 +133,20 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
         return try backend.page(of: conversation, query, access: access)
     }
 
+    public func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck,
+                     completion: @escaping @Sendable (Result<Page, StoreError>) -> Void) {
+        do throws(StoreError) {
+            try query.validate()
+            guard !closed else { throw .closed }
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        backend.page(of: conversation, query, access: access, completion: completion)
+    }
+
+    public var readsPagesLater: Bool { backend.readsPagesLater }
+
     public func changes(in conversation: ConversationID, _ query: ChangeQuery,
                         access: AccessCheck) throws(StoreError) -> ChangeFeed {
         try query.validate()
