@@ -219,32 +219,23 @@ struct ConditionalRequestTests {
                                                                                   durability: .normal))
             let store = GatedStore(sqlite, gating: ConversationID("c")!)
             defer { store.close() }
-            let api = APIResponder(store: store, metrics: Metrics(), logger: Logger(level: .error), accessLog: nil)
-            let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0),
-                                    responder: api, observer: api)
-            try server.start()
-            defer {
-                store.open()
-                let done = DispatchSemaphore(value: 0)
-                server.shutdown(gracePeriod: .seconds(2)) { done.signal() }
-                done.wait()
-                api.stopReadPool()
-            }
-            let client = try HTTPClientConnection(port: server.port)
-            defer { client.close() }
-            _ = try seed(client, count: 3)
-            let version = try store.conversation(ConversationID("c")!).version
-            let tag = EntityTag.page(of: ConversationID("c")!, version: version, query: PageQuery(),
-                                     budget: ClientLimits().maximumResponseBytes, gzip: false).value
+            try withInProcessServer(store, beforeShutdown: { store.open() }) { port, _ in
+                let client = try HTTPClientConnection(port: port)
+                defer { client.close() }
+                _ = try seed(client, count: 3)
+                let version = try store.conversation(ConversationID("c")!).version
+                let tag = EntityTag.page(of: ConversationID("c")!, version: version, query: PageQuery(),
+                                         budget: ClientLimits().maximumResponseBytes, gzip: false).value
 
-            let cached = try get(client, "/v1/conversations/c/messages", [("If-None-Match", tag)])
-            #expect(cached.status == 304)
-            #expect(store.enteredCount == 0)
-            store.open()
-            let read = try get(client, "/v1/conversations/c/messages")
-            #expect(read.status == 200)
-            #expect(read.headers["ETag"] == tag)
-            #expect(store.enteredCount == 1)
+                let cached = try get(client, "/v1/conversations/c/messages", [("If-None-Match", tag)])
+                #expect(cached.status == 304)
+                #expect(store.enteredCount == 0)
+                store.open()
+                let read = try get(client, "/v1/conversations/c/messages")
+                #expect(read.status == 200)
+                #expect(read.headers["ETag"] == tag)
+                #expect(store.enteredCount == 1)
+            }
         }
     }
 }

@@ -34,59 +34,49 @@ struct PagesAnsweredLaterTests {
                 }))
             defer { store.close() }
             #expect(store.readsPagesLater)
-            let api = APIResponder(store: store, metrics: Metrics(), logger: Logger(level: .error), accessLog: nil,
-                                   readThreads: 1)
-            let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 2,
-                                                                           blockingThreadLimit: 1),
-                                    responder: api, observer: api)
-            try server.start()
-            defer {
-                gate.signal()
-                let done = DispatchSemaphore(value: 0)
-                server.shutdown(gracePeriod: .seconds(2)) { done.signal() }
-                done.wait()
-                api.stopReadPool()
-            }
-            let setup = try HTTPClientConnection(port: server.port)
-            let names = (0..<8).map { "c\($0)" }
-            for name in names {
-                #expect(try setup.post("/v1/conversations", #"{"id":"\#(name)"}"#).status == 201)
-                for number in 1...3 {
-                    let posted = try setup.post("/v1/conversations/\(name)/messages",
-                                                #"{"sender":"ana","body":"\#(name) says \#(number)"}"#)
-                    #expect(posted.status == 201)
+            try withInProcessServer(store, readThreads: 1, threadCount: 2, blockingThreadLimit: 1,
+                                    beforeShutdown: { gate.signal() }) { port, _ in
+                let setup = try HTTPClientConnection(port: port)
+                let names = (0..<8).map { "c\($0)" }
+                for name in names {
+                    #expect(try setup.post("/v1/conversations", #"{"id":"\#(name)"}"#).status == 201)
+                    for number in 1...3 {
+                        let posted = try setup.post("/v1/conversations/\(name)/messages",
+                                                    #"{"sender":"ana","body":"\#(name) says \#(number)"}"#)
+                        #expect(posted.status == 201)
+                    }
                 }
-            }
-            // `before` pages: a newest page could be answered from one kept.
-            let first = try HTTPClientConnection(port: server.port)
-            try first.send(HTTPRequest(method: .get, target: "/v1/conversations/c0/messages?before=1000000"))
-            #expect(eventually { statements.withLock { $0.count } == 1 })
-            var waiting: [(String, HTTPClientConnection)] = []
-            for name in names.dropFirst() {
-                let connection = try HTTPClientConnection(port: server.port)
-                try connection.send(HTTPRequest(method: .get, target: "/v1/conversations/\(name)/messages?before=1000000"))
-                waiting.append((name, connection))
-            }
-            #expect(eventually { store.pageStatementCounts.waiting == names.count - 1 })
+                // `before` pages: a newest page could be answered from one kept.
+                let first = try HTTPClientConnection(port: port)
+                try first.send(HTTPRequest(method: .get, target: "/v1/conversations/c0/messages?before=1000000"))
+                #expect(eventually { statements.withLock { $0.count } == 1 })
+                var waiting: [(String, HTTPClientConnection)] = []
+                for name in names.dropFirst() {
+                    let connection = try HTTPClientConnection(port: port)
+                    try connection.send(HTTPRequest(method: .get, target: "/v1/conversations/\(name)/messages?before=1000000"))
+                    waiting.append((name, connection))
+                }
+                #expect(eventually { store.pageStatementCounts.waiting == names.count - 1 })
 
-            // A read that is not a page goes to the read pool's one thread,
-            // which the queued pages left free.
-            let members = try HTTPClientConnection(port: server.port).get("/v1/conversations/c3/members")
-            #expect(members.status == 200)
-            #expect(store.pageStatementCounts.waiting == names.count - 1)
+                // A read that is not a page goes to the read pool's one thread,
+                // which the queued pages left free.
+                let members = try HTTPClientConnection(port: port).get("/v1/conversations/c3/members")
+                #expect(members.status == 200)
+                #expect(store.pageStatementCounts.waiting == names.count - 1)
 
-            gate.signal()
-            let answer = try first.receive()
-            #expect(answer.status == 200)
-            #expect(answer.bodyText.contains("c0 says 3"))
-            for (name, connection) in waiting {
-                let page = try connection.receive()
-                #expect(page.status == 200)
-                #expect(page.bodyText.contains("\(name) says 1") && page.bodyText.contains("\(name) says 3"))
-                #expect(!page.bodyText.contains("c0 says"))
+                gate.signal()
+                let answer = try first.receive()
+                #expect(answer.status == 200)
+                #expect(answer.bodyText.contains("c0 says 3"))
+                for (name, connection) in waiting {
+                    let page = try connection.receive()
+                    #expect(page.status == 200)
+                    #expect(page.bodyText.contains("\(name) says 1") && page.bodyText.contains("\(name) says 3"))
+                    #expect(!page.bodyText.contains("c0 says"))
+                }
+                // The seven queued pages went together, in one statement after the held one.
+                #expect(statements.withLock { $0 } == [1, names.count - 1])
             }
-            // The seven queued pages went together, in one statement after the held one.
-            #expect(statements.withLock { $0 } == [1, names.count - 1])
         }
     }
 }

@@ -255,25 +255,15 @@ func withGatedServer(readThreads: Int, threadCount: Int = 1, blockingThreadLimit
                                                                               durability: .normal))
         let store = GatedStore(sqlite, gating: ConversationID("slow")!, keepsVersions: keepsVersions)
         defer { store.close() }
-        let api = APIResponder(store: store, metrics: Metrics(), logger: Logger(level: .error), accessLog: nil,
-                               readThreads: readThreads)
-        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: threadCount,
-                                                                       blockingThreadLimit: blockingThreadLimit),
-                                responder: api, observer: api)
-        try server.start()
-        defer {
-            store.open()
-            let done = DispatchSemaphore(value: 0)
-            server.shutdown(gracePeriod: .seconds(2)) { done.signal() }
-            done.wait()
-            api.stopReadPool()
+        try withInProcessServer(store, readThreads: readThreads, threadCount: threadCount,
+                                blockingThreadLimit: blockingThreadLimit, beforeShutdown: { store.open() }) { port, api in
+            let setup = try HTTPClientConnection(port: port)
+            for name in ["slow", "fast"] {
+                #expect(try setup.post("/v1/conversations", #"{"id":"\#(name)"}"#).status == 201)
+                let posted = try setup.post("/v1/conversations/\(name)/messages", #"{"sender":"ana","body":"in \#(name)"}"#)
+                #expect(posted.status == 201)
+            }
+            try body(store, port, api)
         }
-        let setup = try HTTPClientConnection(port: server.port)
-        for name in ["slow", "fast"] {
-            #expect(try setup.post("/v1/conversations", #"{"id":"\#(name)"}"#).status == 201)
-            let posted = try setup.post("/v1/conversations/\(name)/messages", #"{"sender":"ana","body":"in \#(name)"}"#)
-            #expect(posted.status == 201)
-        }
-        try body(store, server.port, api)
     }
 }

@@ -128,16 +128,14 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
     // MARK: - Reads
 
     public func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck) throws(StoreError) -> Page {
-        try query.validate()
-        guard !closed else { throw .closed }
+        try checkPageRequest(query)
         return try backend.page(of: conversation, query, access: access)
     }
 
     public func page(of conversation: ConversationID, _ query: PageQuery, access: AccessCheck,
                      completion: @escaping @Sendable (Result<Page, StoreError>) -> Void) {
         do throws(StoreError) {
-            try query.validate()
-            guard !closed else { throw .closed }
+            try checkPageRequest(query)
         } catch {
             completion(.failure(error))
             return
@@ -146,6 +144,12 @@ open class StoreFront: HistoryStore, @unchecked Sendable {
     }
 
     public var readsPagesLater: Bool { backend.readsPagesLater }
+
+    /// What both forms of `page` refuse before asking the backend.
+    private func checkPageRequest(_ query: PageQuery) throws(StoreError) {
+        try query.validate()
+        guard !closed else { throw .closed }
+    }
 
     public func changes(in conversation: ConversationID, _ query: ChangeQuery,
                         access: AccessCheck) throws(StoreError) -> ChangeFeed {
